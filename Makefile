@@ -1,0 +1,36 @@
+# Two commands: `make demo` and `make test`. Both create or reuse .venv themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@ $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/netlock demo
+
+test: $(TEST_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -n 2
+
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/netlock bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

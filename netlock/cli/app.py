@@ -1,0 +1,45 @@
+"""The ``netlock`` console script.
+
+``netlock`` owns only the composition: its own commands (``config``) are added here, and
+``sim``, ``planner`` and ``hwrunner`` contribute theirs through the ``netlock.commands``
+entry-point group (each entry is ``register(app: typer.Typer) -> None``). That keeps the
+dependency arrow pointing into ``netlock`` while one command line covers the whole toolkit.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import entry_points
+
+import typer
+
+from netlock.errors import NetlockError
+
+app = typer.Typer(
+    name="netlock",
+    help="Plan, simulate and deploy NetLock, the in-switch lock manager.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _register_all() -> None:
+    from netlock.cli import config_cmd
+
+    config_cmd.register(app)
+    for ep in sorted(entry_points(group="netlock.commands"), key=lambda e: e.name):
+        ep.load()(app)
+
+
+_register_all()
+
+
+def main() -> None:
+    """Entry point: run the app; a :class:`NetlockError` becomes one line and exit 2."""
+    try:
+        app()
+    except NetlockError as exc:
+        print(f"netlock: error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,68 @@
+"""Helpers shared by every command module: JSON output, errors, ``--set`` parsing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import typer
+
+from netlock.errors import ConfigError, NetlockError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(func: F) -> F:
+    """Turn a :class:`NetlockError` raised by a command into one stderr line and exit 2.
+
+    Commands wrap their body with this so that both the console script and typer's
+    ``CliRunner`` (which bypasses :func:`netlock.cli.app.main`) behave the same.
+    """
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except NetlockError as exc:
+            typer.echo(f"netlock: error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            typer.echo("netlock: interrupted", err=True)
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit_json(obj: Any) -> None:
+    """Print exactly one JSON object on stdout (the ``--json`` contract)."""
+    sys.stdout.write(json.dumps(obj, default=_jsonable) + "\n")
+    sys.stdout.flush()
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def parse_sets(items: list[str] | None) -> dict[str, str]:
+    """``["a.b=1", "c=x"]`` -> ``{"a.b": "1", "c": "x"}``; a malformed item is a ConfigError."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE with a dotted key")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def stderr(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+__all__ = ["NetlockError", "emit_json", "guarded", "parse_sets", "stderr"]
