@@ -81,7 +81,7 @@ def _entries_from_frame(frame: pd.DataFrame, source: str) -> SwitchEntries:
         values = pd.to_numeric(frame[c], errors="coerce")
         bad = values.isna().to_numpy()
         if c in _ENTRY_INT_COLUMNS:
-            bad |= (values.fillna(0) % 1 != 0).to_numpy()
+            bad = bad | (values.fillna(0) % 1 != 0).to_numpy()
         if c != "rate_rps" and bad.any():
             raise PlanError(f"{source}: row {int(np.argmax(bad))}: entries.{c}: not an integer")
         cols[c] = values.to_numpy(dtype=np.float64 if c == "rate_rps" else np.int64)

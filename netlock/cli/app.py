@@ -25,10 +25,30 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from netlock import __version__
+
+        typer.echo(f"netlock {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Plan, simulate and deploy NetLock, the in-switch lock manager.
+
+    Start with `netlock demo`; every command has --help with an example.
+    """
+
+
 def _register_all() -> None:
-    from netlock.cli import config_cmd
+    from netlock.cli import bench_cmd, config_cmd
 
     config_cmd.register(app)
+    bench_cmd.register(app)
     for ep in sorted(entry_points(group="netlock.commands"), key=lambda e: e.name):
         ep.load()(app)
 
