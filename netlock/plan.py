@@ -191,7 +191,8 @@ class Plan:
             return found[0], f"entries.{found[1]}"
         used = int(self.entries.slots.sum())
         if used > self.geometry.total_slots:
-            return None, f"entries: {used} slots used but the switch has {self.geometry.total_slots}"
+            return None, (f"entries: {used} slots used but the switch has "
+                          f"{self.geometry.total_slots}")
         prev_hi = -1
         for i, part in enumerate(self.partition):
             if part.lo != prev_hi + 1 or part.hi < part.lo or part.server < 0:

@@ -40,7 +40,8 @@ def register(app: typer.Typer) -> None:
     @app.command("bench")
     @guarded
     def bench(
-        quick: Annotated[bool, typer.Option("--quick", help="Smaller inputs, fewer repeats.")] = False,
+        quick: Annotated[bool, typer.Option(
+            "--quick", help="Smaller inputs, fewer repeats.")] = False,
         only: Annotated[list[str] | None, typer.Option(
             "--only", help="Run only these suites (repeatable).")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,

@@ -33,7 +33,7 @@ def test_priority_ranges_partition_the_queue_by_stage():
 
 
 def test_more_priorities_than_slot_stages_is_rejected():
-    with pytest.raises(ValueError, match="switch.priorities"):
+    with pytest.raises(ValueError, match=r"switch\.priorities"):
         SwitchGeometry(arrays=(RegisterArray(2, 10), RegisterArray(2, 10)), priorities=2)
 
 

@@ -7,7 +7,14 @@ import pytest
 
 from netlock.errors import PlanError
 from netlock.geometry import SwitchGeometry
-from netlock.plan import PartitionRange, Plan, PlanInputs, PlanSummary, SwitchEntries, servers_needed
+from netlock.plan import (
+    PartitionRange,
+    Plan,
+    PlanInputs,
+    PlanSummary,
+    SwitchEntries,
+    servers_needed,
+)
 from netlock.plan_io import INLINE_ROWS, load_plan, save_plan
 
 
@@ -84,5 +91,6 @@ def test_missing_plan_file(tmp_path: Path):
 def test_region_outside_its_priority_range_is_rejected():
     plan = make_plan(2, priorities=2)
     bad = SwitchEntries(lock_id=[1], slots=[2], left=[0], right=[1], priority=[1])
-    found = Plan(plan.geometry, "knapsack", plan.inputs, bad, plan.partition, plan.summary).problem()
+    found = Plan(plan.geometry, "knapsack", plan.inputs, bad, plan.partition,
+                 plan.summary).problem()
     assert found is not None and "outside priority 1" in found[1]

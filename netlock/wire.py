@@ -1,0 +1,297 @@
+"""NetLock's wire format: lock requests and control messages carried as UDP payloads.
+
+As in the paper (section 4.2), NetLock packets are recognised by a reserved UDP destination
+port. Requests (acquire/release) use :data:`NETLOCK_UDP_PORT`; control messages between the
+switch control plane and lock servers (bound changes, pause/resume of a lock being moved,
+push-back notifications, drain completion) use :data:`NETLOCK_CONTROL_UDP_PORT`. Both ports
+sit in the dynamic/private range (RFC 6335) so they collide with no registered service, and
+are adjacent so a switch parser can match them as one range.
+
+Request header (36 bytes, network byte order)::
+
+    magic u8 | version u8 | op u8 | mode u8 | priority u8 | flags u8 | tenant u16
+    client_id u32 | txn_id u64 | lock_id u64 | timestamp_us u64
+
+``flags`` bit 0 is the overflow mark, bit 1 the push-back mark; other bits must be zero.
+``client_id`` is 32 bits so a client's IPv4 address fits, as in the paper. ``timestamp_us``
+is the request's time in microseconds (lease accounting).
+
+Control header (24 bytes, network byte order)::
+
+    magic u8 | version u8 | kind u8 | priority u8 | lock_id u64 | left u32 | right u32
+    count u32
+
+``left``/``right`` are shared-queue slot indices (a lock's region); ``count`` is a slot count.
+
+The pure API (:func:`encode_request`, :func:`decode_request`, :func:`encode_control`,
+:func:`decode_control`) uses only :mod:`struct`; :class:`NetLockHeader` and
+:class:`NetLockControl` are the matching scapy layers, built from the same field tables, for
+:func:`build_packet`, :func:`parse_packet` and packet captures. Every malformed input raises
+:class:`~netlock.errors.PacketError` with one line naming the header and field.
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TypeVar
+
+from scapy.fields import (
+    ByteEnumField,
+    ByteField,
+    Field,
+    FlagsField,
+    IntField,
+    LongField,
+    ShortField,
+    XByteField,
+)
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet, bind_layers
+
+from netlock.errors import PacketError
+from netlock.packets import LockRequest, Mode, Op
+
+NETLOCK_UDP_PORT = 51000
+"""UDP destination port of lock requests (acquire/release)."""
+NETLOCK_CONTROL_UDP_PORT = 51001
+"""UDP destination port of control messages."""
+MAGIC = 0x4E
+"""First byte of every NetLock header ("N"), so stray traffic on the ports is rejected."""
+VERSION = 1
+"""Wire format version; decoders reject any other."""
+
+_EnumT = TypeVar("_EnumT", bound=IntEnum)
+
+_REQUEST = "netlock header"
+_CONTROL = "netlock control"
+_FLAG_OVERFLOW = 0x01
+_FLAG_PUSH_BACK = 0x02
+_KNOWN_FLAGS = _FLAG_OVERFLOW | _FLAG_PUSH_BACK
+_ETHER_BYTES = 14
+
+_REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
+    ("magic", "B"), ("version", "B"), ("op", "B"), ("mode", "B"), ("priority", "B"),
+    ("flags", "B"), ("tenant", "H"), ("client_id", "I"), ("txn_id", "Q"), ("lock_id", "Q"),
+    ("timestamp_us", "Q"),
+)  # fmt: skip
+_CONTROL_FIELDS: tuple[tuple[str, str], ...] = (
+    ("magic", "B"), ("version", "B"), ("kind", "B"), ("priority", "B"), ("lock_id", "Q"),
+    ("left", "I"), ("right", "I"), ("count", "I"),
+)  # fmt: skip
+_REQUEST_STRUCT = struct.Struct("!" + "".join(code for _, code in _REQUEST_FIELDS))
+_CONTROL_STRUCT = struct.Struct("!" + "".join(code for _, code in _CONTROL_FIELDS))
+REQUEST_HEADER_BYTES = _REQUEST_STRUCT.size
+CONTROL_HEADER_BYTES = _CONTROL_STRUCT.size
+
+
+class ControlKind(IntEnum):
+    """What a control message asks for (switch control plane -> server) or reports."""
+
+    BOUND_CHANGE = 0
+    """A lock's shared-queue region becomes [left, right]."""
+    PAUSE = 1
+    """Stop enqueuing requests for the lock (it is about to move)."""
+    RESUME = 2
+    """Enqueue requests for the lock again."""
+    PUSH_BACK_NOTIFY = 3
+    """The switch queue of (lock, priority) drained: the server may push back ``count``."""
+    DRAIN_COMPLETE = 4
+    """The lock's queue is empty; a move can proceed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ControlMessage:
+    """One control packet's content; unused fields stay 0.
+
+    ``left``/``right`` are inclusive shared-queue slot indices; ``count`` is a slot count.
+    """
+
+    kind: ControlKind
+    lock_id: int
+    priority: int = 0
+    left: int = 0
+    right: int = 0
+    count: int = 0
+
+
+def _enum_labels(enum: type[IntEnum]) -> dict[int, str]:
+    return {member.value: member.name.lower() for member in enum}
+
+
+_LABELS = {"op": _enum_labels(Op), "mode": _enum_labels(Mode), "kind": _enum_labels(ControlKind)}
+_SCAPY_INT = {"B": ByteField, "H": ShortField, "I": IntField, "Q": LongField}
+
+
+def _scapy_fields(fields: tuple[tuple[str, str], ...]) -> list[Field]:
+    """scapy fields matching a struct field table, with readable enum and flag names."""
+    out: list[Field] = []
+    for name, code in fields:
+        if name == "magic":
+            out.append(XByteField(name, MAGIC))
+        elif name == "version":
+            out.append(ByteField(name, VERSION))
+        elif name == "flags":
+            out.append(FlagsField(name, 0, 8, ["overflow", "push_back"]))
+        elif name in _LABELS:
+            out.append(ByteEnumField(name, 0, _LABELS[name]))
+        else:
+            out.append(_SCAPY_INT[code](name, 0))
+    return out
+
+
+class NetLockHeader(Packet):
+    """scapy layer of a lock request (UDP destination port :data:`NETLOCK_UDP_PORT`)."""
+
+    name = "NetLock"
+    fields_desc = _scapy_fields(_REQUEST_FIELDS)
+
+
+class NetLockControl(Packet):
+    """scapy layer of a control message (UDP destination port :data:`NETLOCK_CONTROL_UDP_PORT`)."""
+
+    name = "NetLockControl"
+    fields_desc = _scapy_fields(_CONTROL_FIELDS)
+
+
+bind_layers(UDP, NetLockHeader, dport=NETLOCK_UDP_PORT)
+bind_layers(UDP, NetLockControl, dport=NETLOCK_CONTROL_UDP_PORT)
+
+
+def _pack(
+    header: str, st: struct.Struct, fields: tuple[tuple[str, str], ...], values: dict[str, object]
+) -> bytes:
+    ints = []
+    for name, code in fields:
+        value = values[name]
+        try:
+            number = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            raise PacketError(f"{header}: {name}: expected an integer, got {value!r}") from None
+        limit = (1 << (8 * struct.calcsize(code))) - 1
+        if not 0 <= number <= limit:
+            raise PacketError(f"{header}: {name}: {number} out of range [0, {limit}]")
+        ints.append(number)
+    return st.pack(*ints)
+
+
+def _unpack(
+    header: str, st: struct.Struct, fields: tuple[tuple[str, str], ...], data: bytes
+) -> dict[str, int]:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise PacketError(f"{header}: expected bytes, got {type(data).__name__}")
+    if len(data) < st.size:
+        raise PacketError(f"{header}: truncated: {len(data)} of {st.size} bytes")
+    if len(data) > st.size:
+        raise PacketError(f"{header}: too long: {len(data)} of {st.size} bytes")
+    values = dict(zip((name for name, _ in fields), st.unpack(data), strict=True))
+    if values["magic"] != MAGIC:
+        raise PacketError(f"{header}: magic: expected 0x{MAGIC:02x}, got 0x{values['magic']:02x}")
+    if values["version"] != VERSION:
+        raise PacketError(f"{header}: version: unsupported {values['version']} (want {VERSION})")
+    return values
+
+
+def _member(header: str, field: str, enum: type[_EnumT], value: object) -> _EnumT:
+    try:
+        return enum(value)
+    except (ValueError, TypeError):
+        raise PacketError(f"{header}: {field}: unknown value {value!r}") from None
+
+
+def encode_request(req: LockRequest) -> bytes:
+    """The request header bytes of ``req`` (the UDP payload on :data:`NETLOCK_UDP_PORT`)."""
+    flags = (_FLAG_OVERFLOW if req.overflow else 0) | (_FLAG_PUSH_BACK if req.push_back else 0)
+    values: dict[str, object] = {
+        "magic": MAGIC, "version": VERSION, "op": _member(_REQUEST, "op", Op, req.op),
+        "mode": _member(_REQUEST, "mode", Mode, req.mode), "priority": req.priority,
+        "flags": flags, "tenant": req.tenant, "client_id": req.client_id, "txn_id": req.txn_id,
+        "lock_id": req.lock_id, "timestamp_us": req.timestamp_us,
+    }  # fmt: skip
+    return _pack(_REQUEST, _REQUEST_STRUCT, _REQUEST_FIELDS, values)
+
+
+def decode_request(data: bytes) -> LockRequest:
+    """The request carried by a request header; :class:`PacketError` if malformed."""
+    v = _unpack(_REQUEST, _REQUEST_STRUCT, _REQUEST_FIELDS, data)
+    if v["flags"] & ~_KNOWN_FLAGS:
+        raise PacketError(f"{_REQUEST}: flags: unknown bits 0x{v['flags'] & ~_KNOWN_FLAGS:02x}")
+    return LockRequest(
+        op=_member(_REQUEST, "op", Op, v["op"]), mode=_member(_REQUEST, "mode", Mode, v["mode"]),
+        lock_id=v["lock_id"], txn_id=v["txn_id"], client_id=v["client_id"],
+        tenant=v["tenant"], priority=v["priority"], timestamp_us=v["timestamp_us"],
+        overflow=bool(v["flags"] & _FLAG_OVERFLOW), push_back=bool(v["flags"] & _FLAG_PUSH_BACK),
+    )  # fmt: skip
+
+
+def encode_control(msg: ControlMessage) -> bytes:
+    """The control header bytes of ``msg`` (the UDP payload on the control port)."""
+    values: dict[str, object] = {
+        "magic": MAGIC, "version": VERSION,
+        "kind": _member(_CONTROL, "kind", ControlKind, msg.kind), "priority": msg.priority,
+        "lock_id": msg.lock_id, "left": msg.left, "right": msg.right, "count": msg.count,
+    }  # fmt: skip
+    return _pack(_CONTROL, _CONTROL_STRUCT, _CONTROL_FIELDS, values)
+
+
+def decode_control(data: bytes) -> ControlMessage:
+    """The message carried by a control header; :class:`PacketError` if malformed."""
+    v = _unpack(_CONTROL, _CONTROL_STRUCT, _CONTROL_FIELDS, data)
+    return ControlMessage(
+        kind=_member(_CONTROL, "kind", ControlKind, v["kind"]),
+        lock_id=v["lock_id"], priority=v["priority"], left=v["left"], right=v["right"],
+        count=v["count"],
+    )  # fmt: skip
+
+
+def build_packet(
+    msg: LockRequest | ControlMessage,
+    *,
+    src_ip: str = "10.0.0.1",
+    dst_ip: str = "10.0.0.2",
+    src_mac: str = "02:00:00:00:00:01",
+    dst_mac: str = "02:00:00:00:00:02",
+    sport: int | None = None,
+) -> Packet:
+    """An Ether/IP/UDP frame carrying ``msg`` on its reserved port.
+
+    ``sport`` defaults to that same port: scapy picks a payload layer by the first matching
+    binding, so a well-known source port (scapy's default is 53) would dissect as DNS.
+    """
+    if isinstance(msg, LockRequest):
+        header: Packet = NetLockHeader(encode_request(msg))
+        port = NETLOCK_UDP_PORT
+    elif isinstance(msg, ControlMessage):
+        header = NetLockControl(encode_control(msg))
+        port = NETLOCK_CONTROL_UDP_PORT
+    else:
+        raise PacketError(f"netlock packet: cannot build from {type(msg).__name__}")
+    udp = UDP(sport=port if sport is None else sport, dport=port)
+    return Ether(src=src_mac, dst=dst_mac) / IP(src=src_ip, dst=dst_ip) / udp / header
+
+
+def parse_packet(frame: bytes) -> LockRequest | ControlMessage:
+    """The request or control message in an Ethernet frame, chosen by UDP destination port."""
+    if not isinstance(frame, bytes | bytearray | memoryview):
+        raise PacketError(f"netlock packet: expected bytes, got {type(frame).__name__}")
+    if len(frame) < _ETHER_BYTES:
+        raise PacketError(f"netlock packet: truncated Ethernet header: {len(frame)} of 14 bytes")
+    try:
+        udp = Ether(bytes(frame)).getlayer(UDP)
+        payload = b"" if udp is None else bytes(udp.original[8 : udp.len])
+    except Exception as err:  # scapy raises assorted types on malformed frames
+        detail = " ".join(str(err).split())
+        raise PacketError(f"netlock packet: malformed frame: {detail}") from None
+    if udp is None:
+        raise PacketError("netlock packet: not a UDP datagram")
+    if udp.dport == NETLOCK_UDP_PORT:
+        return decode_request(payload)
+    if udp.dport == NETLOCK_CONTROL_UDP_PORT:
+        return decode_control(payload)
+    raise PacketError(
+        f"netlock packet: UDP port {udp.dport} is neither {NETLOCK_UDP_PORT} "
+        f"(requests) nor {NETLOCK_CONTROL_UDP_PORT} (control)"
+    )
