@@ -1,9 +1,74 @@
-"""``netlock config``: validate and print configs (filled in by the config module)."""
+"""``netlock config``: validate configs, print them fully resolved, list their keys."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from netlock.cli.common import emit_json, guarded, parse_sets
+from netlock.config import config_keys, dump_yaml, load_config
+
+config_app = typer.Typer(
+    name="config",
+    help="Validate experiment configs and list the keys they may set.",
+    no_args_is_help=True,
+)
+
+
+@config_app.command("check")
+@guarded
+def check(
+    file: Annotated[Path, typer.Argument(help="config file (YAML); include: chains are followed")],
+    sets: Annotated[list[str] | None, typer.Option(
+        "--set", metavar="KEY=VALUE",
+        help="override a key by its dotted path, e.g. workload.think_time_us=10 (repeatable)",
+    )] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="print one JSON object instead of YAML")] = False,
+) -> None:
+    """Validate a config and print it fully resolved (includes merged, defaults filled in).
+
+    Example:
+
+        netlock config check configs/tpcc-low.yaml --set switch.slots=5000 --json
+
+    A bad file, key or value prints one line naming the file and the dotted key, and exits 2.
+    """
+    config = load_config(file, parse_sets(sets))
+    if as_json:
+        emit_json(config.to_dict())
+    else:
+        typer.echo(dump_yaml(config), nl=False)
+
+
+@config_app.command("keys")
+@guarded
+def keys(
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="print one JSON object: {\"keys\": [...]}")] = False,
+) -> None:
+    """List every config key with its type, default and meaning (units in name or help).
+
+    Example:
+
+        netlock config keys | grep workload.
+    """
+    infos = config_keys()
+    if as_json:
+        emit_json({"keys": [{"key": k.path, "type": k.type, "default": k.default,
+                             "required": k.required, "help": k.help} for k in infos]})
+        return
+    width = max(len(k.path) for k in infos)
+    for info in infos:
+        if info.type == "section":
+            typer.echo(f"{info.path:<{width}}  [section] {info.help}")
+            continue
+        default = "required" if info.required else f"default {info.default!r}"
+        typer.echo(f"{info.path:<{width}}  {info.type}, {default}: {info.help}")
 
 
 def register(app: typer.Typer) -> None:
-    """Nothing yet: commands are registered only once they work."""
+    """Add the ``config`` command group to the ``netlock`` app."""
+    app.add_typer(config_app, name="config")

@@ -1,0 +1,54 @@
+"""NetLock configuration: one immutable, validated :class:`Config` per run.
+
+``load_config("configs/tpcc-low.yaml", {"switch.slots": "5000"})`` reads a YAML file
+(following ``include:``), applies ``--set``-style overrides and checks every key;
+``Config.with_overrides`` derives validated variants for sweeps. Bad input raises
+:class:`netlock.errors.ConfigError` with one line: ``<file>: <dotted.path>: <what is wrong>``.
+"""
+
+from netlock.config.load import config_from_dict, dump_yaml, load_config
+from netlock.config.schema import (
+    Clients,
+    Config,
+    Failures,
+    Lease,
+    Network,
+    Policy,
+    ServerFailure,
+    Servers,
+    Sim,
+    SlotArray,
+    Switch,
+    Tenant,
+    Testbed,
+    Workload,
+)
+from netlock.config.typed import KeyInfo, walk_keys
+
+
+def config_keys() -> list[KeyInfo]:
+    """Every config key with its type, default and help text, in schema order."""
+    return list(walk_keys(Config))
+
+
+__all__ = [
+    "Clients",
+    "Config",
+    "Failures",
+    "KeyInfo",
+    "Lease",
+    "Network",
+    "Policy",
+    "ServerFailure",
+    "Servers",
+    "Sim",
+    "SlotArray",
+    "Switch",
+    "Tenant",
+    "Testbed",
+    "Workload",
+    "config_from_dict",
+    "config_keys",
+    "dump_yaml",
+    "load_config",
+]

@@ -1,0 +1,126 @@
+"""Rules that tie several config keys together.
+
+Each rule returns the first :class:`Problem` it finds (the dotted key to blame and what is
+wrong) or None; :func:`first_problem` runs them in schema order. Field-local checks (types,
+ranges, choices) are declared on the dataclasses in :mod:`netlock.config.schema`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from netlock.config.schema import Config
+from netlock.config.typed import Problem
+
+
+def _switch(cfg: Config) -> Problem | None:
+    sw = cfg.switch
+    for i, arr in enumerate(sw.arrays):
+        if arr.stage >= sw.stages:
+            return Problem(f"switch.arrays[{i}].stage",
+                           f"{arr.stage} is outside the pipeline's stages 0..{sw.stages - 1}")
+    try:
+        geometry = cfg.geometry
+    except ValueError as exc:
+        path, _, message = str(exc).partition(": ")
+        return Problem(path, message)
+    if sw.slots > geometry.total_slots:
+        return Problem("switch.slots", f"{sw.slots} slots do not fit the register arrays, "
+                       f"which hold {geometry.total_slots} in total")
+    if sw.slots == 0 and cfg.servers.count == 0:
+        return Problem("servers.count", "0 lock servers and 0 switch slots: nothing could "
+                       "grant a lock")
+    return None
+
+
+def _sim(cfg: Config) -> Problem | None:
+    if cfg.sim.warmup_s >= cfg.sim.duration_s:
+        return Problem("sim.warmup_s", f"must be < sim.duration_s ({cfg.sim.duration_s}), "
+                       f"got {cfg.sim.warmup_s}")
+    return None
+
+
+def _workload(cfg: Config) -> Problem | None:
+    wl = cfg.workload
+    if wl.ol_cnt_min > wl.ol_cnt_max:
+        return Problem("workload.ol_cnt_min", f"must be <= workload.ol_cnt_max "
+                       f"({wl.ol_cnt_max}), got {wl.ol_cnt_min}")
+    if wl.kind == "trace" and not wl.trace:
+        return Problem("workload.trace", "required when workload.kind is trace")
+    if wl.kind != "trace" and wl.trace is not None:
+        return Problem("workload.trace", f"only used when workload.kind is trace, "
+                       f"but it is {wl.kind} (remove it or set it to null)")
+    if wl.kind == "micro" and wl.locks_per_txn > wl.locks:
+        return Problem("workload.locks_per_txn", f"a transaction cannot take "
+                       f"{wl.locks_per_txn} distinct locks out of workload.locks = {wl.locks}")
+    return None
+
+
+def _tenants(cfg: Config) -> Problem | None:
+    if not cfg.tenants:
+        return Problem("tenants", "at least one tenant is needed")
+    seen: set[int] = set()
+    rest_tenant: int | None = None
+    for i, tenant in enumerate(cfg.tenants):
+        path = f"tenants[{i}]"
+        if tenant.id in seen:
+            return Problem(f"{path}.id", f"tenant {tenant.id} is listed twice")
+        seen.add(tenant.id)
+        if tenant.priority >= cfg.switch.priorities:
+            return Problem(f"{path}.priority", f"must be < switch.priorities "
+                           f"({cfg.switch.priorities}), got {tenant.priority}")
+        if tenant.start_s >= cfg.sim.duration_s:
+            return Problem(f"{path}.start_s", f"must be < sim.duration_s "
+                           f"({cfg.sim.duration_s}), got {tenant.start_s}")
+        if tenant.clients == 0:
+            if rest_tenant is not None:
+                return Problem(f"{path}.clients", f"only one tenant may take the remaining "
+                               f"clients (0), tenants[{rest_tenant}] already does")
+            rest_tenant = i
+    claimed = sum(t.clients for t in cfg.tenants)
+    total = cfg.workload.clients
+    if rest_tenant is None and claimed != total:
+        return Problem("tenants", f"the tenants' clients add up to {claimed}, but "
+                       f"workload.clients is {total}")
+    if rest_tenant is not None and claimed >= total:
+        return Problem(f"tenants[{rest_tenant}].clients", f"0 takes the clients other "
+                       f"tenants leave, but they claim {claimed} of workload.clients = {total}")
+    return None
+
+
+def _failures(cfg: Config) -> Problem | None:
+    fl, end = cfg.failures, cfg.sim.duration_s
+    if fl.switch_fail_s is not None and fl.switch_fail_s >= end:
+        return Problem("failures.switch_fail_s", f"must be < sim.duration_s ({end}), "
+                       f"got {fl.switch_fail_s}")
+    if fl.switch_restart_s is not None:
+        if fl.switch_fail_s is None:
+            return Problem("failures.switch_restart_s", "a restart needs "
+                           "failures.switch_fail_s")
+        if not fl.switch_fail_s < fl.switch_restart_s < end:
+            return Problem("failures.switch_restart_s", f"must be after failures."
+                           f"switch_fail_s ({fl.switch_fail_s}) and before sim.duration_s "
+                           f"({end}), got {fl.switch_restart_s}")
+    for i, failure in enumerate(fl.server_failures):
+        path = f"failures.server_failures[{i}]"
+        if failure.server >= cfg.servers.count:
+            return Problem(f"{path}.server", f"must be < servers.count "
+                           f"({cfg.servers.count}), got {failure.server}")
+        if failure.at_s >= end:
+            return Problem(f"{path}.at_s", f"must be < sim.duration_s ({end}), "
+                           f"got {failure.at_s}")
+    return None
+
+
+RULES: tuple[Callable[[Config], Problem | None], ...] = (
+    _switch, _sim, _workload, _tenants, _failures,
+)
+
+
+def first_problem(cfg: Config) -> Problem | None:
+    """The first cross-key rule ``cfg`` breaks, or None when it is consistent."""
+    for rule in RULES:
+        problem = rule(cfg)
+        if problem is not None:
+            return problem
+    return None

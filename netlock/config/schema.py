@@ -1,0 +1,264 @@
+"""The configuration schema: one frozen, validated :class:`Config` per run.
+
+These dataclasses are the reference for every config key: the type, the default, the
+allowed range and the help text (with units) are declared here and nowhere else.
+``netlock config keys`` prints them. Defaults describe the paper's testbed (design notes,
+"Testbed parameters"); the loader (:mod:`netlock.config.load`) checks types, ranges and
+unknown keys, and :mod:`netlock.config.rules` the rules that tie several keys together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from netlock.geometry import RegisterArray, SwitchGeometry
+
+PAPER_ARRAY_SIZE = 25_000
+
+
+def key(default: Any, help: str, **checks: Any) -> Any:
+    """A config key with its default, help text and checks (min, max, above, below, choices)."""
+    return field(default=default, metadata={"help": help, **checks})
+
+
+@dataclass(frozen=True)
+class Testbed:
+    """Which testbed the numbers describe."""
+
+    name: str = key("paper", "short name of the testbed profile")
+    description: str = key("", "free text: where the numbers come from")
+
+
+@dataclass(frozen=True)
+class SlotArray:
+    """One register array holding shared-queue slots."""
+
+    stage: int = field(metadata={"help": "pipeline stage holding the array", "min": 0})
+    size: int = field(metadata={"help": "slots in the array (20 B each on Tofino)", "min": 1})
+
+
+def _paper_arrays() -> tuple[SlotArray, ...]:
+    return tuple(SlotArray(stage=s, size=PAPER_ARRAY_SIZE) for s in range(2, 6))
+
+
+@dataclass(frozen=True)
+class Switch:
+    """The lock switch: shared-queue memory, pipeline and processing speed."""
+
+    slots: int = key(100_000, "shared-queue slots the allocation may use (0 = no switch "
+                     "slots); at most the register arrays' total", min=0)
+    stages: int = key(12, "pipeline stages of the target", min=1)
+    priorities: int = key(1, "priority classes; one queue per group of stages, so at most "
+                          "the number of distinct stages holding slot arrays", min=1)
+    pipes: int = key(4, "independent pipelines (ingress/egress pairs) in the switch", min=1)
+    arrays: tuple[SlotArray, ...] = field(
+        default_factory=_paper_arrays,
+        metadata={"help": "register arrays pooled into the shared queue, list of {stage, size}"})
+    pass_us: float = key(0.3, "processing time of one pipeline pass (a resubmit is another), "
+                         "us", min=0.0)
+    rate_pps: float = key(4.0e9, "packets per second the switch can process", above=0.0)
+    quota_action: str = key("drop", "what happens to a request over its tenant's quota",
+                            choices=("drop", "defer"))
+    quota_window_us: float = key(100.0, "window over which tenant request counters are "
+                                 "compared with quotas, us", above=0.0)
+
+
+@dataclass(frozen=True)
+class Servers:
+    """The lock servers that hold locks not in the switch and buffer overflow."""
+
+    count: int = key(2, "lock servers", min=0)
+    cores: int = key(8, "CPU cores per lock server (RSS spreads requests over them)", min=1)
+    rate_rps: float = key(18.0e6, "lock requests (an acquire with its release) one server "
+                          "completes per second, all cores together, rps", above=0.0)
+    partition: str = key("hash", "how locks not in the switch are split over servers",
+                         choices=("hash", "range"))
+
+
+@dataclass(frozen=True)
+class Clients:
+    """The client machines that run the workload's client processes."""
+
+    machines: int = key(10, "client machines", min=1)
+    rate_rps: float = key(18.0e6, "lock requests one client machine can generate per "
+                          "second, rps", above=0.0)
+
+
+@dataclass(frozen=True)
+class Network:
+    """The rack network between clients, switch and lock servers."""
+
+    rtt_us: float = key(5.0, "client-switch-client round trip, us", min=0.0)
+    jitter_us: float = key(0.5, "standard deviation of per-packet delay noise, us", min=0.0)
+    loss: float = key(0.0, "per-packet loss probability", min=0.0, below=1.0)
+    one_rtt: bool = key(False, "the switch forwards grants to the database server so a "
+                        "transaction completes in one round trip")
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Leases: how crashed holders, lost packets and deadlocks are recovered."""
+
+    us: float = key(2000.0, "lease length: a holder older than this is cleared, us", above=0.0)
+    sweep_us: float = key(500.0, "period at which the control plane polls for expired "
+                          "holders, us", above=0.0)
+    retry_us: float | None = key(None, "client retry timeout after a request got no answer, "
+                                 "us (null = the lease length)", above=0.0)
+
+    @property
+    def retry_timeout_us(self) -> float:
+        """The client retry timeout in us, defaulting to the lease length."""
+        return self.us if self.retry_us is None else self.retry_us
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How switch memory is allocated to locks."""
+
+    allocation: str = key("knapsack", "which locks get switch slots: knapsack (Algorithm 3) "
+                          "or random", choices=("knapsack", "random"))
+    contention: str = key("max", "statistic of measured concurrency used as c_i: the "
+                          "maximum or a percentile",
+                          choices=("max", "p999", "p99", "p95", "p90", "p75", "p50"))
+    coarse_group: int = key(1, "locks merged into one coarse-grained lock for uniform "
+                            "workloads (1 = off)", min=1)
+
+
+@dataclass(frozen=True)
+class Sim:
+    """The simulation run: time span, seed and engine."""
+
+    duration_s: float = key(0.02, "total simulated time, warm-up included, s", above=0.0)
+    warmup_s: float = key(0.002, "initial simulated time discarded from the measurements, s",
+                          min=0.0)
+    seed: int = key(1, "random seed of the run", min=0)
+    engine: str = key("simpy", "simulation engine", choices=("simpy", "fast"))
+    timeseries_bin_s: float = key(0.001, "width of the throughput-over-time bins, s",
+                                  above=0.0)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the clients ask for."""
+
+    kind: str = key("micro", "microbenchmark, TPC-C NewOrder or a recorded trace",
+                    choices=("micro", "tpcc", "trace"))
+    clients: int = key(10, "client processes issuing transactions (closed loop each)", min=1)
+    locks: int = key(5000, "locks the microbenchmark draws from", min=1)
+    mode: str = key("X", "lock mode of microbenchmark requests: S, X or mixed",
+                    choices=("S", "X", "mixed"))
+    shared_fraction: float = key(0.5, "fraction of shared requests when mode is mixed",
+                                 min=0.0, max=1.0)
+    think_time_us: float = key(0.0, "time a transaction holds its locks after the last "
+                               "grant before releasing, us", min=0.0)
+    zipf: float = key(0.0, "Zipf exponent of lock popularity (0 = uniform)", min=0.0)
+    locks_per_txn: int = key(1, "locks per microbenchmark transaction", min=1)
+    warehouses: int = key(10, "TPC-C warehouses per client machine", min=1)
+    ol_cnt_min: int = key(5, "fewest order lines (items) per NewOrder", min=1, max=15)
+    ol_cnt_max: int = key(15, "most order lines (items) per NewOrder (TPC-C: 5..15)",
+                          min=1, max=15)
+    trace: str | None = field(default=None, metadata={
+        "help": "trace file (CSV or Parquet) when kind is trace; relative paths are "
+                "resolved against the config file", "path": True})
+    rate_rps: float = key(0.0, "offered load cap per client process, rps (0 = closed "
+                          "loop as fast as possible)", min=0.0)
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """One tenant: a share of the clients, a priority class and a quota."""
+
+    id: int = key(0, "tenant number (the trace's tenant column)", min=0)
+    clients: int = key(0, "client processes of this tenant (0 = every client no other "
+                        "tenant claims)", min=0)
+    priority: int = key(0, "priority class, 0 = highest; below switch.priorities", min=0)
+    quota_rps: float = key(0.0, "lock requests per second the tenant may send "
+                           "(0 = unlimited), rps", min=0.0)
+    start_s: float = key(0.0, "simulated time at which the tenant starts sending, s", min=0.0)
+
+
+@dataclass(frozen=True)
+class ServerFailure:
+    """A lock server that fails; its partition is reassigned."""
+
+    server: int = field(metadata={"help": "index of the failing lock server", "min": 0})
+    at_s: float = field(metadata={"help": "simulated time of the failure, s", "min": 0.0})
+
+
+@dataclass(frozen=True)
+class Failures:
+    """Injected failures."""
+
+    switch_fail_s: float | None = key(None, "simulated time the switch stops, s "
+                                      "(null = never)", min=0.0)
+    switch_restart_s: float | None = key(None, "simulated time the switch comes back with "
+                                         "empty state, s (null = never)", min=0.0)
+    backup_switch: bool = key(False, "a backup switch takes over the failed switch's locks")
+    server_failures: tuple[ServerFailure, ...] = field(
+        default=(), metadata={"help": "lock server failures, list of {server, at_s}"})
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything one run needs: testbed, switch, servers, workload, policies and the seed.
+
+    Build it with :func:`netlock.config.load_config` or :func:`netlock.config.config_from_dict`;
+    derive variants with :meth:`with_overrides`. Instances are immutable and always valid.
+    """
+
+    testbed: Testbed = field(default_factory=Testbed, metadata={"help": "the testbed profile"})
+    switch: Switch = field(default_factory=Switch, metadata={"help": "the lock switch"})
+    servers: Servers = field(default_factory=Servers, metadata={"help": "the lock servers"})
+    clients: Clients = field(default_factory=Clients, metadata={"help": "the client machines"})
+    network: Network = field(default_factory=Network, metadata={"help": "the rack network"})
+    lease: Lease = field(default_factory=Lease, metadata={"help": "leases and client retries"})
+    policy: Policy = field(default_factory=Policy, metadata={"help": "memory allocation policy"})
+    sim: Sim = field(default_factory=Sim, metadata={"help": "the simulation run"})
+    workload: Workload = field(default_factory=Workload, metadata={"help": "the workload"})
+    tenants: tuple[Tenant, ...] = field(
+        default=(Tenant(),),
+        metadata={"help": "tenants, list of {id, clients, priority, quota_rps, start_s}; "
+                          "default: tenant 0 with every client"})
+    failures: Failures = field(default_factory=Failures, metadata={"help": "injected failures"})
+    source: str = field(default="<dict>", init=False, compare=False, repr=False)
+
+    @property
+    def seed(self) -> int:
+        """The run's random seed (``sim.seed``)."""
+        return self.sim.seed
+
+    @cached_property
+    def geometry(self) -> SwitchGeometry:
+        """The shared queue's register arrays, stages and priorities."""
+        return SwitchGeometry(
+            arrays=tuple(RegisterArray(stage=a.stage, size=a.size) for a in self.switch.arrays),
+            stages=self.switch.stages,
+            priorities=self.switch.priorities,
+        )
+
+    @property
+    def tenant_clients(self) -> tuple[int, ...]:
+        """Client processes of each tenant, in ``tenants`` order, with the 0 share resolved."""
+        claimed = sum(t.clients for t in self.tenants)
+        rest = self.workload.clients - claimed
+        return tuple(t.clients if t.clients else rest for t in self.tenants)
+
+    @property
+    def client_tenants(self) -> tuple[int, ...]:
+        """The tenant id of each client process ``0 .. workload.clients - 1``."""
+        return tuple(t.id for t, n in zip(self.tenants, self.tenant_clients, strict=True)
+                     for _ in range(n))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fully resolved config as plain data; ``config_from_dict`` reads it back."""
+        from netlock.config.typed import to_plain
+
+        return to_plain(self)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> Config:
+        """A validated copy with dotted keys replaced: ``{"switch.slots": 5000}``."""
+        from netlock.config.load import override_config
+
+        return override_config(self, overrides)

@@ -1,0 +1,20 @@
+"""Paths and an app shared by the config tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from netlock.cli import config_cmd
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIGS = REPO / "configs"
+CANONICAL = sorted(CONFIGS.glob("*.yaml")) + sorted(CONFIGS.glob("testbed/*.yaml"))
+
+
+def config_app() -> typer.Typer:
+    """A bare app with only the ``config`` commands, as ``netlock`` registers them."""
+    app = typer.Typer()
+    config_cmd.register(app)
+    return app
