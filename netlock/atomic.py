@@ -23,6 +23,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())
     tmp_path = Path(tmp)
     try:
         yield tmp_path
@@ -32,6 +33,12 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text(target: str | os.PathLike[str], text: str) -> None:

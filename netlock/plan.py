@@ -35,6 +35,8 @@ class PlanInputs:
     trace_digest: str | None = None
     contention: str = "max"
     hold_time_us: float | None = None
+    lock_group: int = 1
+    """Trace locks merged per coarse-grained lock: plan lock id = trace lock id // lock_group."""
 
 
 @dataclass(frozen=True)

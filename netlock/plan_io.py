@@ -42,6 +42,7 @@ def plan_to_dict(plan: Plan, entries_file: str | None = None) -> dict:
             "trace_digest": plan.inputs.trace_digest,
             "contention": plan.inputs.contention,
             "hold_time_us": plan.inputs.hold_time_us,
+            "lock_group": plan.inputs.lock_group,
         },
         "summary": plan.summary.to_dict(),
         "partition": [{"lo": p.lo, "hi": p.hi, "server": p.server} for p in plan.partition],

@@ -1,9 +1,247 @@
-"""Commands contributed by ``planner`` to the ``netlock`` command line."""
+"""Commands contributed by ``planner``: ``netlock plan`` and ``netlock trace gen``.
+
+Thin shells: parse, call the library, print. The library (numba, pyarrow, matplotlib) is
+imported inside the commands so that ``netlock --help`` stays fast.
+"""
 
 from __future__ import annotations
 
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+from netlock.cli.common import emit_json, guarded, parse_sets, stderr
+from netlock.errors import ConfigError, PlanError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from planner.coarse import CoarseOption
+    from planner.planning import PlanReport
+
+CONFIG_PANEL = "Config"
+OUTPUT_PANEL = "Output"
+
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", help="config file (YAML); flags given on the command line win",
+    rich_help_panel=CONFIG_PANEL)]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", metavar="KEY=VALUE", help="override a config key by its dotted path, e.g. "
+    "switch.slots=5000 (repeatable)", rich_help_panel=CONFIG_PANEL)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object on stdout "
+                                       "(tables and warnings go to stderr)",
+                                       rich_help_panel=OUTPUT_PANEL)]
+
+
+def _coarse(text: str | None) -> int | str | None:
+    if text is None or text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"--coarse: expected a whole number of locks or auto, "
+                          f"got {text!r}") from None
+
+
+@guarded
+def plan_command(
+    trace: Annotated[Path, typer.Argument(help="workload trace, .csv or .parquet "
+                                          "(columns in contracts.md)")],
+    out: Annotated[Path, typer.Option("--out", help="plan file to write (YAML; a Parquet "
+                                      "side file is added for large plans)",
+                                      rich_help_panel=OUTPUT_PANEL)],
+    slots: Annotated[int | None, typer.Option(
+        "--slots", help="switch slots the plan may use (default: switch.slots, else 100000)")]
+    = None,
+    server_rate: Annotated[float | None, typer.Option(
+        "--server-rate", help="requests/s one lock server completes (default: "
+        "servers.rate_rps, else 18e6)")] = None,
+    policy: Annotated[str | None, typer.Option(
+        "--policy", help="knapsack (Algorithm 3) or random (default: policy.allocation)")]
+    = None,
+    contention: Annotated[str | None, typer.Option(
+        "--contention", help="c_i statistic of measured concurrency: max, p999, p99, p95, "
+        "... (default: policy.contention, else max)")] = None,
+    coarse: Annotated[str | None, typer.Option(
+        "--coarse", help="locks per coarse-grained lock (uniform workloads), or auto to pick "
+        "the best (default: policy.coarse_group, else 1)")] = None,
+    hold_us: Annotated[float | None, typer.Option(
+        "--hold-us", help="hold time T for the S/T bound, us (default: network.rtt_us + "
+        "workload.think_time_us, else the trace's mean)")] = None,
+    priorities: Annotated[int | None, typer.Option(
+        "--priorities", help="priority classes of the switch (default: switch.priorities, "
+        "else 1)")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="seed of the random policy "
+                                             "(default: sim.seed, else 0)")] = None,
+    live: Annotated[Path | None, typer.Option(
+        "--live", help="the plan installed now: keep its regions in place where possible "
+        "and print the migration to the new plan", rich_help_panel=OUTPUT_PANEL)] = None,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="also draw the layout and load split to this PNG",
+        rich_help_panel=OUTPUT_PANEL)] = None,
+    config: ConfigOpt = None,
+    sets: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Allocate switch slots to locks (Algorithm 3) and size the lock servers.
+
+    Examples:
+
+        netlock trace gen micro --out trace.parquet --set workload.zipf=0.99
+
+        netlock plan trace.parquet --slots 5000 --out plan.yaml --plot plan.png
+
+        netlock plan tpcc.csv --config configs/tpcc-low.yaml --out p.yaml --json
+
+        netlock plan new.parquet --slots 5000 --live plan.yaml --out plan2.yaml
+
+    A bad trace prints one line naming its file, row and column, exits 2
+    and writes nothing.
+    """
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    from netlock.plan_io import load_plan
+    from planner import settings
+    from planner.coarse import best_group, score_groups
+    from planner.ingest import read_trace, trace_digest
+    from planner.planning import make_plan
+    from planner.report import migration_table, render
+
+    cfg = settings.optional_config(config, parse_sets(sets))
+    geometry = settings.plan_geometry(cfg, slots, priorities)
+    group = _coarse(coarse)
+    options = settings.plan_options(
+        cfg, geometry, slots=slots, server_rate_rps=server_rate, policy=policy,
+        contention=contention, seed=seed, hold_time_us=hold_us,
+        coarse_group=group if isinstance(group, int) else None)
+    found = options.problem(geometry)
+    if found:
+        raise ConfigError(found)
+    live_plan = load_plan(live) if live is not None else None
+    data = read_trace(trace)
+    console = Console(stderr=as_json)
+    if group == "auto":
+        scored = score_groups(data, geometry, options.slots, options.server_rate_rps,
+                              options.contention)
+        chosen = best_group(scored)
+        console.print(_coarse_table(scored, chosen.group))
+        options = replace(options, coarse_group=chosen.group)
+    report = make_plan(data, geometry, options, live_plan, trace_digest(trace),
+                       live_source=str(live))
+    if plot is not None:
+        from planner.plot import plot_plan
+
+        plot_plan(report, plot)
+    _save(report, out)
+    if as_json:
+        for warning in report.warnings:
+            stderr(f"netlock: warning: {warning}")
+        if report.migration is not None:
+            console.print(migration_table(report.migration))
+        emit_json(report.plan.summary.to_dict())
+        return
+    console.print(render(report))
+    console.print(f"wrote {out}" + (f" and {plot}" if plot else ""))
+
+
+def _save(report: PlanReport, out: Path) -> None:
+    from netlock.plan_io import save_plan
+
+    try:
+        save_plan(report.plan, out)
+    except OSError as exc:
+        raise PlanError(f"{out}: cannot write: {exc.strerror or exc}") from None
+
+
+def _coarse_table(scored: list[CoarseOption], chosen: int) -> Table:
+    from rich.table import Table
+
+    table = Table(title="Coarse-grained locks (--coarse auto)", title_justify="left")
+    for name in ("locks per coarse lock", "coarse locks", "switch rps", "server rps",
+                 "servers"):
+        table.add_column(name, justify="right")
+    for option in scored:
+        mark = " *" if option.group == chosen else ""
+        table.add_row(f"{option.group}{mark}", f"{option.locks:,}", f"{option.switch_rps:,.0f}",
+                      f"{option.server_rps:,.0f}", str(option.servers_needed))
+    return table
+
+
+class WorkloadKind(str, Enum):
+    micro = "micro"
+    tpcc = "tpcc"
+
+
+@guarded
+def trace_gen_command(
+    kind: Annotated[WorkloadKind, typer.Argument(help="micro (microbenchmark) or tpcc "
+                                                 "(TPC-C NewOrder)")],
+    out: Annotated[Path, typer.Option("--out", help="trace file to write, .csv or .parquet",
+                                      rich_help_panel=OUTPUT_PANEL)],
+    requests: Annotated[int, typer.Option("--requests", min=1,
+                                          help="lock requests (rows) to write")] = 1_000_000,
+    seed: Annotated[int | None, typer.Option("--seed", help="random seed (default: "
+                                             "sim.seed)")] = None,
+    config: ConfigOpt = None,
+    sets: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a synthetic workload trace from the simulator's workload generators.
+
+    Each client runs closed-loop transactions: locks requested in lock-id order,
+    held network.rtt_us + workload.think_time_us (+ network.jitter_us noise),
+    released together. With several tenants, tenant and priority columns are
+    added and each tenant's clients start at its start_s.
+
+    Examples:
+
+        netlock trace gen micro --out zipf.parquet --set workload.locks=1000000 \\
+            --set workload.zipf=0.99 --requests 10000000
+
+        netlock trace gen tpcc --config configs/tpcc-high.yaml --out tpcc.csv
+    """
+    import numpy as np
+
+    from planner import settings
+    from planner.ingest import trace_format
+    from planner.tracegen import generate_trace, write_trace
+    from sim.workloads import workload_from_config
+
+    trace_format(out)
+    cfg = settings.run_config(config, parse_sets(sets), {"workload.kind": kind.value})
+    workload = workload_from_config(cfg)
+    rng = np.random.default_rng(cfg.sim.seed if seed is None else seed)
+    tenants = np.array(cfg.client_tenants, dtype=np.int64)
+    start_s = {t.id: t.start_s for t in cfg.tenants}
+    with_tenants = len(cfg.tenants) > 1 or any(t.priority for t in cfg.tenants)
+    columns = generate_trace(
+        workload, cfg.workload.clients, requests, settings.trace_timing(cfg), rng,
+        client_tenant=tenants if with_tenants else None,
+        tenant_priority={t.id: t.priority for t in cfg.tenants} if with_tenants else None,
+        client_start_s=np.array([start_s[t] for t in tenants.tolist()]))
+    write_trace(columns, out)
+    result = {
+        "out": str(out), "kind": kind.value, "requests": len(columns["lock_id"]),
+        "transactions": len(np.unique(columns["txn_id"])),
+        "locks": len(np.unique(columns["lock_id"])), "clients": cfg.workload.clients,
+        "duration_s": float(columns["t_release"].max() - columns["t_request"].min()),
+    }
+    if as_json:
+        emit_json(result)
+        return
+    typer.echo(f"wrote {out}: {result['requests']:,} requests of {result['transactions']:,} "
+               f"transactions on {result['locks']:,} locks from {result['clients']} clients "
+               f"over {result['duration_s']:.4g} s ({workload.describe()})")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this package's commands to ``app`` (none registered until they work)."""
+    """Add ``plan`` and the ``trace`` group (``trace gen``) to ``app``."""
+    app.command("plan")(plan_command)
+    trace_app = typer.Typer(name="trace", help="Workload traces: generate them.",
+                            no_args_is_help=True)
+    trace_app.command("gen")(trace_gen_command)
+    app.add_typer(trace_app, name="trace")

@@ -6,7 +6,7 @@
 :class:`netlock.errors.ConfigError` with one line: ``<file>: <dotted.path>: <what is wrong>``.
 """
 
-from netlock.config.load import config_from_dict, dump_yaml, load_config
+from netlock.config.load import config_from_dict, default_config, dump_yaml, load_config
 from netlock.config.schema import (
     Clients,
     Config,
@@ -49,6 +49,7 @@ __all__ = [
     "Workload",
     "config_from_dict",
     "config_keys",
+    "default_config",
     "dump_yaml",
     "load_config",
 ]

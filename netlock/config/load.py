@@ -110,6 +110,22 @@ def config_from_dict(doc: Mapping[str, Any], source: str = "<dict>") -> Config:
     return _checked(doc, blame)
 
 
+def default_config(overrides: dict[str, str] | None = None,
+                   source: str = "<defaults>") -> Config:
+    """The schema's defaults with ``--set``-style text overrides applied, validated.
+
+    For commands that take an optional config file: without one they still accept
+    ``--set`` and report errors the same way (``<defaults>: --set key: ...``).
+    """
+    values = {}
+    for key, text in (overrides or {}).items():
+        try:
+            values[key] = parse_override(key, text)
+        except Problem as problem:
+            raise ConfigError(f"{source}: --set {key}: {problem.message}") from None
+    return _apply(config_from_dict({}).to_dict(), values, _Blame(source), "--set")
+
+
 def override_config(cfg: Config, overrides: Mapping[str, Any]) -> Config:
     """``cfg`` with dotted keys replaced by already-typed values, validated again."""
     return _apply(cfg.to_dict(), dict(overrides), _Blame(cfg.source), "override")

@@ -1,0 +1,310 @@
+"""Streaming ingest of workload traces (CSV or Parquet, by extension) into numpy arrays.
+
+The trace format is in contracts.md ("Workload trace"). Files are read in chunks with
+pyarrow, so memory stays at the few columns the planner keeps (25 bytes per request).
+Every chunk is validated before it is kept; the first problem in file order becomes one
+:class:`TraceError` naming the file, the row (0-based data row, header excluded) and the
+column. ``client_id`` and ``txn_id`` are required by the format but unused by the planner,
+so only their presence is checked.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from netlock.errors import TraceError
+
+REQUIRED_COLUMNS = ("lock_id", "mode", "t_request", "t_release", "client_id", "txn_id")
+CSV_SUFFIXES = (".csv",)
+PARQUET_SUFFIXES = (".parquet", ".pq")
+_MODE_CODES = {"S": 0, "X": 1}
+_CSV_BLOCK_BYTES = 1 << 20
+_PARQUET_BATCH_ROWS = 1 << 20
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """The columns of a validated trace that planning needs.
+
+    ``mode`` is int8 (0 = S, 1 = X); times are float64 seconds; ``priority`` is None
+    when the trace has no priority column (every request is then priority 0).
+    """
+
+    source: str
+    lock_id: np.ndarray
+    mode: np.ndarray
+    t_request: np.ndarray
+    t_release: np.ndarray
+    priority: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.lock_id)
+
+    @property
+    def duration_s(self) -> float:
+        """D = max(t_release) - min(t_request), the span r_i is measured over, s."""
+        return float(self.t_release.max() - self.t_request.min())
+
+
+def trace_format(path: Path) -> str:
+    """``csv`` or ``parquet`` from the file name; anything else is a TraceError."""
+    suffix = path.suffix.lower()
+    if suffix in CSV_SUFFIXES:
+        return "csv"
+    if suffix in PARQUET_SUFFIXES:
+        return "parquet"
+    raise TraceError(f"{path}: unknown trace format {suffix or '(no extension)'!r}; "
+                     f"use .csv or .parquet")
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Read and validate a whole trace; any problem is a one-line :class:`TraceError`."""
+    path = Path(path)
+    fmt = trace_format(path)
+    if not path.is_file():
+        raise TraceError(f"{path}: cannot read: no such file")
+    chunks = _csv_chunks(path) if fmt == "csv" else _parquet_chunks(path)
+    columns = _Columns(_expected_rows(path, fmt))
+    for batch in chunks:
+        columns.add(_validated(batch, path, columns.rows))
+    if columns.rows == 0:
+        raise TraceError(f"{path}: the trace has no lock requests")
+    cols = columns.arrays()
+    return Trace(source=str(path), lock_id=cols["lock_id"], mode=cols["mode"],
+                 t_request=cols["t_request"], t_release=cols["t_release"],
+                 priority=cols.get("priority"))
+
+
+class _Columns:
+    """Chunks copied into arrays allocated once for the expected row count (grown if it
+    was too small): large fresh allocations, not parsing, dominate at 10M+ rows."""
+
+    def __init__(self, expected_rows: int) -> None:
+        self.rows = 0
+        self.capacity = max(expected_rows, 1)
+        self.data: dict[str, np.ndarray] = {}
+
+    def add(self, chunk: dict[str, np.ndarray]) -> None:
+        n = len(chunk["lock_id"])
+        if not self.data:
+            self.data = {k: np.empty(max(self.capacity, n), v.dtype) for k, v in chunk.items()}
+        elif self.rows + n > len(self.data["lock_id"]):
+            size = max(2 * len(self.data["lock_id"]), self.rows + n)
+            self.data = {k: np.concatenate([v[:self.rows], np.empty(size - self.rows, v.dtype)])
+                         for k, v in self.data.items()}
+        for k, v in chunk.items():
+            self.data[k][self.rows:self.rows + n] = v
+        self.rows += n
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {k: v[:self.rows] for k, v in self.data.items()}
+
+
+def _expected_rows(path: Path, fmt: str) -> int:
+    """Rows in a Parquet file (from its footer), or a CSV's size / 40 bytes per row."""
+    if fmt == "parquet":
+        try:
+            return pq.ParquetFile(path).metadata.num_rows
+        except (OSError, pa.ArrowException):
+            return 0
+    return path.stat().st_size // 40
+
+
+def trace_digest(path: str | Path) -> str:
+    """``sha256:<hex>`` of the file's bytes, recorded in the plan's inputs."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            digest.update(block)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _check_columns(path: Path, names: list[str]) -> list[str]:
+    """The columns to read; a missing required column is a TraceError."""
+    for name in REQUIRED_COLUMNS:
+        if name not in names:
+            raise TraceError(f"{path}: column {name!r}: missing (the trace has "
+                             f"{', '.join(map(repr, names)) or 'no columns'})")
+    return [*REQUIRED_COLUMNS[:4], *(["priority"] if "priority" in names else [])]
+
+
+def _csv_header(path: Path) -> list[str]:
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            return next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"{path}: cannot read the CSV header: {exc}") from None
+
+
+def _csv_chunks(path: Path) -> Iterator[pa.RecordBatch]:
+    """Typed batches; if a value does not parse as its type, the rest of the file is read
+    as text so that :func:`_validated` can name the bad row (or accept, e.g., ``3.0``)."""
+    columns = _check_columns(path, _csv_header(path))
+    types = {"lock_id": pa.int64(), "t_request": pa.float64(), "t_release": pa.float64(),
+             "mode": pa.dictionary(pa.int32(), pa.string()), "priority": pa.int64()}
+    typed = pacsv.ConvertOptions(column_types={c: types[c] for c in columns},
+                                 include_columns=columns, null_values=[""],
+                                 strings_can_be_null=False)
+    rows = 0
+    try:
+        for batch in pacsv.open_csv(path, read_options=pacsv.ReadOptions(
+                block_size=_CSV_BLOCK_BYTES), convert_options=typed):
+            yield batch
+            rows += batch.num_rows
+        return
+    except pa.ArrowInvalid:
+        pass
+    except (OSError, pa.ArrowException) as exc:
+        raise TraceError(f"{path}: cannot read as CSV: {exc}") from None
+    text = pacsv.ConvertOptions(column_types={c: pa.string() for c in columns},
+                                include_columns=columns, null_values=[""],
+                                strings_can_be_null=True)
+    seen = 0
+    try:
+        for batch in pacsv.open_csv(path, convert_options=text):
+            if seen + batch.num_rows > rows:
+                yield batch.slice(max(rows - seen, 0))
+            seen += batch.num_rows
+    except (OSError, pa.ArrowException) as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise TraceError(f"{path}: malformed CSV after row {seen}: {first}") from None
+
+
+def _parquet_chunks(path: Path) -> Iterator[pa.RecordBatch]:
+    try:
+        pfile = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise TraceError(f"{path}: cannot read as Parquet: {exc}") from None
+    columns = _check_columns(path, list(pfile.schema_arrow.names))
+    try:
+        yield from pfile.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns)
+    except (OSError, pa.ArrowException) as exc:
+        raise TraceError(f"{path}: cannot read as Parquet: {exc}") from None
+
+
+class _Problems:
+    """Collects the earliest bad row of one chunk across all columns."""
+
+    def __init__(self, path: Path, offset: int) -> None:
+        self.path, self.offset = path, offset
+        self.best: tuple[int, str] | None = None
+
+    def check(self, bad: np.ndarray, column: str, what: str, values: object = None) -> None:
+        if not bad.any():
+            return
+        i = int(np.argmax(bad))
+        if self.best is not None and i >= self.best[0]:
+            return
+        got = "" if values is None else f" (got {_show(values, i)})"
+        self.best = (i, f"{column}: {what}{got}")
+
+    def raise_first(self) -> None:
+        if self.best is not None:
+            i, msg = self.best
+            raise TraceError(f"{self.path}: row {self.offset + i}: {msg}")
+
+
+def _show(values: object, i: int) -> str:
+    value = values[i] if not isinstance(values, pa.Array) else values[i].as_py()
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
+def _validated(batch: pa.RecordBatch, path: Path, offset: int) -> dict[str, np.ndarray]:
+    """The chunk's columns as numpy arrays, or a TraceError for its first bad row."""
+    problems = _Problems(path, offset)
+    out = {
+        "lock_id": _integers(batch.column("lock_id"), "lock_id", problems),
+        "mode": _modes(batch.column("mode"), problems),
+        "t_request": _floats(batch.column("t_request"), "t_request", problems),
+        "t_release": _floats(batch.column("t_release"), "t_release", problems),
+    }
+    if "priority" in batch.schema.names:
+        out["priority"] = _integers(batch.column("priority"), "priority", problems)
+    before = out["t_release"] < out["t_request"]
+    if before.any():
+        i = int(np.argmax(before))
+        problems.check(before, "t_release", f"{out['t_release'][i].item()!r} is before t_request "
+                                            f"{out['t_request'][i].item()!r}")
+    problems.raise_first()
+    return out
+
+
+def _nulls(arr: pa.Array) -> np.ndarray:
+    return arr.is_null().to_numpy(zero_copy_only=False)
+
+
+def _numeric(arr: pa.Array, column: str, problems: _Problems) -> np.ndarray:
+    """Any arrow column as float64, flagging empty and unparsable values."""
+    if arr.null_count:
+        problems.check(_nulls(arr), column, "missing value (empty, null or NaN)")
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or \
+            pa.types.is_dictionary(arr.type):
+        text = arr.cast(pa.string()).to_pandas()
+        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+        unparsable = np.isnan(values) & text.notna().to_numpy() & \
+            ~text.str.strip().str.lower().isin(["nan", "-nan", "+nan"]).to_numpy()
+        problems.check(unparsable, column, "not a number", text.to_numpy())
+        return values
+    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        problems.check(np.ones(len(arr), dtype=bool), column, f"expected numbers, the "
+                       f"column holds {arr.type}")
+        return np.zeros(len(arr))
+    return arr.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+
+
+def _integers(arr: pa.Array, column: str, problems: _Problems) -> np.ndarray:
+    """An integer >= 0 column as int64."""
+    if pa.types.is_integer(arr.type) and not arr.null_count:
+        values = arr.to_numpy().astype(np.int64, copy=False)
+        problems.check(values < 0, column, "must be >= 0", values)
+        return values
+    floats = _numeric(arr, column, problems)
+    problems.check(np.isnan(floats) & ~_nulls(arr), column, "NaN")
+    ok = np.isfinite(floats)
+    problems.check(ok & (floats != np.floor(np.where(ok, floats, 0))), column,
+                   "not an integer", floats)
+    problems.check(ok & (floats < 0), column, "must be >= 0", floats)
+    problems.check(ok & (floats >= 2.0**63), column, "too large for a 64-bit integer", floats)
+    return np.where(ok, floats, 0).astype(np.int64)
+
+
+def _floats(arr: pa.Array, column: str, problems: _Problems) -> np.ndarray:
+    """A finite float column (seconds) as float64."""
+    values = _numeric(arr, column, problems)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        nulls = _nulls(arr) if arr.null_count else np.zeros(len(values), dtype=bool)
+        problems.check(np.isnan(values) & ~nulls, column, "NaN")
+        problems.check(np.isinf(values), column, "not finite", values)
+    return values
+
+
+def _modes(arr: pa.Array, problems: _Problems) -> np.ndarray:
+    """The mode column as int8 codes (0 = S, 1 = X)."""
+    if arr.null_count:
+        problems.check(_nulls(arr), "mode", "missing value (empty or null)")
+    if not pa.types.is_dictionary(arr.type):
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            problems.check(np.ones(len(arr), dtype=bool), "mode",
+                           f"expected S or X, the column holds {arr.type}")
+            return np.zeros(len(arr), dtype=np.int8)
+        arr = arr.dictionary_encode()
+    names = arr.dictionary.to_pylist()
+    lut = np.array([_MODE_CODES.get(name, -1) for name in names] or [-1], dtype=np.int8)
+    codes = (arr.indices.fill_null(0) if arr.null_count else arr.indices).to_numpy()
+    modes = lut[codes]
+    unknown = modes < 0
+    if unknown.any():
+        problems.check(unknown, "mode", "unknown mode, expected S or X",
+                       np.array(names, dtype=object)[codes])
+    return np.maximum(modes, 0)

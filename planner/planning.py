@@ -1,0 +1,178 @@
+"""From a validated trace to a :class:`netlock.plan.Plan` and the report around it.
+
+Steps: measure r_i / c_i per item, allocate slots (Algorithm 3 or random), lay the regions
+out on the switch geometry (keeping a live plan's regions in place where possible), size
+the lock servers, partition the lock ids over them, and, when a live plan is given, the
+migration from it. Pure: no files are read or written here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from netlock.errors import ConfigError, PlanError, TraceError
+from netlock.geometry import SwitchGeometry
+from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries, servers_needed
+from planner.allocate import POLICIES, allocate, switch_rate
+from planner.ingest import Trace
+from planner.layout import Fragmentation, fragmentation, layout
+from planner.measure import LockStats, measure, parse_statistic
+from planner.migrate import MigrationStep, plan_migration
+from planner.partition import partition_locks
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """How to plan. ``hold_time_us`` None = the trace's mean hold time (us)."""
+
+    slots: int
+    server_rate_rps: float = 18.0e6
+    policy: str = "knapsack"
+    contention: str = "max"
+    seed: int = 0
+    hold_time_us: float | None = None
+    coarse_group: int = 1
+
+    def problem(self, geometry: SwitchGeometry) -> str | None:
+        """The first unusable option as ``--flag: what``, or None."""
+        if not 0 <= self.slots <= geometry.total_slots:
+            return (f"--slots: must be in 0..{geometry.total_slots} (the switch's register "
+                    f"arrays), got {self.slots}")
+        if not self.server_rate_rps > 0:
+            return f"--server-rate: must be > 0 rps, got {self.server_rate_rps}"
+        if self.policy not in POLICIES:
+            return f"--policy: must be one of {', '.join(POLICIES)}, got {self.policy!r}"
+        try:
+            parse_statistic(self.contention)
+        except ValueError as exc:
+            return str(exc)
+        if self.hold_time_us is not None and not self.hold_time_us >= 0:
+            return f"--hold-us: must be >= 0, got {self.hold_time_us}"
+        if self.coarse_group < 1:
+            return f"--coarse: must be >= 1, got {self.coarse_group}"
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class PlanReport:
+    """A plan with what the planner learned making it. Rates in rps, times in us."""
+
+    plan: Plan
+    stats: LockStats
+    slots: np.ndarray
+    requests_total: int
+    shared_requests: int
+    requests_to_servers: int
+    requests_over_contention: int
+    hold_time_us: float
+    hold_time_source: str
+    st_bound_rps: float
+    fragmentation: Fragmentation
+    migration: tuple[MigrationStep, ...] | None
+    warnings: tuple[str, ...]
+    coarse_group: int
+
+
+def st_bound_rps(slots: int, hold_time_us: float) -> float:
+    """S / T: requests per second S slots turn over when each is held T us."""
+    if hold_time_us <= 0:
+        return float("inf")
+    return slots / (hold_time_us * 1e-6)
+
+
+def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
+              live: Plan | None = None, digest: str | None = None,
+              live_source: str = "live plan") -> PlanReport:
+    """Plan ``trace`` for ``geometry``; ``live`` is the plan installed now (for migration)."""
+    found = options.problem(geometry)
+    if found:
+        raise ConfigError(found)
+    if live is not None and live.geometry != geometry:
+        raise PlanError(f"{live_source}: geometry: made for a different switch geometry than "
+                        f"this plan; a migration needs the same register arrays and priorities")
+    if not trace.duration_s > 0:
+        raise TraceError(f"{trace.source}: the trace spans no time (max t_release = min "
+                         f"t_request), so request rates are undefined")
+    stats = measure(trace, options.contention, geometry.priorities, options.coarse_group)
+    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
+    slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
+                     capacities, options.policy, options.seed)
+    entries = _entries(stats, slots, geometry, live)
+
+    total = float(stats.rate_rps.sum())
+    switch = min(switch_rate(stats.rate_rps, stats.contention, slots), total)
+    server = max(total - switch, 0.0)
+    needed = servers_needed(server, options.server_rate_rps)
+    load = stats.rate_rps * (1.0 - slots / stats.contention)
+    hold_us, hold_source = _hold_time(trace, options)
+    plan = Plan(
+        geometry=geometry, policy=options.policy,
+        inputs=PlanInputs(slots=options.slots, server_rate_rps=options.server_rate_rps,
+                          trace_digest=digest, contention=options.contention,
+                          hold_time_us=hold_us, lock_group=options.coarse_group),
+        entries=entries,
+        partition=partition_locks(stats.lock_id, load, max(needed, 1)),
+        summary=PlanSummary(
+            policy=options.policy, slots_total=options.slots,
+            slots_used=int(entries.slots.sum()), locks_total=_distinct(stats.lock_id),
+            locks_in_switch=_distinct(entries.lock_id), total_rps=total, switch_rps=switch,
+            server_rps=server, servers_needed=needed, server_rate=options.server_rate_rps))
+    bug = plan.problem()
+    if bug:
+        raise PlanError(f"internal: the computed plan is inconsistent: row {bug[0]}: {bug[1]}")
+    bound = st_bound_rps(options.slots, hold_us)
+    return PlanReport(
+        plan=plan, stats=stats, slots=slots, requests_total=len(trace),
+        shared_requests=int(np.count_nonzero(trace.mode == 0)),
+        requests_to_servers=int(stats.requests_above(slots).sum()),
+        requests_over_contention=int(stats.requests_above(stats.contention).sum()),
+        hold_time_us=hold_us, hold_time_source=hold_source, st_bound_rps=bound,
+        fragmentation=fragmentation(entries, geometry),
+        migration=None if live is None else plan_migration(live.entries, entries,
+                                                           geometry.total_slots),
+        warnings=_warnings(trace, geometry, options, switch, bound, hold_us),
+        coarse_group=options.coarse_group)
+
+
+def _entries(stats: LockStats, slots: np.ndarray, geometry: SwitchGeometry,
+             live: Plan | None) -> SwitchEntries:
+    chosen = np.flatnonzero(slots > 0)
+    left = layout(stats.lock_id[chosen], stats.priority[chosen], slots[chosen], geometry,
+                  None if live is None else live.entries)
+    return SwitchEntries(lock_id=stats.lock_id[chosen], slots=slots[chosen], left=left,
+                         right=left + slots[chosen] - 1, priority=stats.priority[chosen],
+                         rate_rps=stats.rate_rps[chosen], contention=stats.contention[chosen])
+
+
+def _distinct(lock_id: np.ndarray) -> int:
+    """Distinct values of a sorted-by-lock array (items repeat a lock per priority)."""
+    return int(np.count_nonzero(np.r_[True, lock_id[1:] != lock_id[:-1]])) if len(lock_id) \
+        else 0
+
+
+def _hold_time(trace: Trace, options: PlanOptions) -> tuple[float, str]:
+    if options.hold_time_us is not None:
+        return float(options.hold_time_us), "given"
+    step = 1 << 20
+    total = sum(float(np.sum(trace.t_release[i:i + step] - trace.t_request[i:i + step]))
+                for i in range(0, len(trace), step))
+    return total / len(trace) * 1e6, "trace mean"
+
+
+def _warnings(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, switch_rps: float,
+              bound_rps: float, hold_us: float) -> tuple[str, ...]:
+    out = []
+    if switch_rps > bound_rps * (1 + 1e-9):
+        out.append(f"the plan asks the switch for {switch_rps:,.0f} rps but {options.slots} "
+                   f"slots held {hold_us:g} us each turn over at most {bound_rps:,.0f} rps "
+                   f"(S/T bound): expect more load on the lock servers")
+    if trace.priority is not None and geometry.priorities < int(trace.priority.max()) + 1:
+        out.append(f"the trace uses priorities up to {int(trace.priority.max())} but the "
+                   f"switch has {geometry.priorities}: lower classes share the last one")
+    if options.coarse_group > 1:
+        out.append(f"coarse locks: lock ids in this plan are trace lock ids // "
+                   f"{options.coarse_group} (inputs.lock_group); clients must request "
+                   f"coarse lock ids")
+    return tuple(out)

@@ -1,0 +1,132 @@
+"""Synthetic workload traces from the workload generators (``netlock trace gen``).
+
+Timing model (offered load, no lock waiting): every client runs closed-loop transactions.
+A transaction of m locks (in canonical order) starting at ``t0`` requests lock j at
+``t0 + j * request_gap_us``; all its locks are granted one round trip later, held for the
+think time, and released together at ``t0 + (m - 1) * request_gap_us + hold`` with
+``hold = rtt_us + think_time_us + N(0, jitter_us)`` (clipped at 0). The client's next
+transaction starts at that release, or later if ``rate_rps`` caps the client's request
+rate. Clients start at random phases within one hold time. Requests are not delayed by
+conflicts, so overlapping intervals on a lock measure the concurrent demand the switch
+queue must hold (c_i), which is what the planner needs.
+
+Rows are sorted by ``t_request`` and cut at exactly ``requests`` rows, taken from the
+span every client has covered. Times are rounded to whole nanoseconds, so CSV and Parquet
+hold the same values and CSV stays compact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from netlock import atomic
+from netlock.errors import TraceError
+from planner.ingest import trace_format
+from sim.workloads import Workload
+
+
+@dataclass(frozen=True)
+class TraceTiming:
+    """Per-client timing; all in microseconds except ``rate_rps`` (0 = no cap)."""
+
+    rtt_us: float = 5.0
+    think_time_us: float = 0.0
+    jitter_us: float = 0.5
+    request_gap_us: float = 0.0556
+    rate_rps: float = 0.0
+
+    @property
+    def hold_us(self) -> float:
+        return self.rtt_us + self.think_time_us
+
+
+def generate_trace(workload: Workload, clients: int, requests: int, timing: TraceTiming,
+                   rng: np.random.Generator, client_tenant: np.ndarray | None = None,
+                   tenant_priority: dict[int, int] | None = None,
+                   client_start_s: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The trace's columns (contracts.md), ``requests`` rows sorted by ``t_request``.
+
+    ``client_tenant[c]`` is client ``c``'s tenant and ``tenant_priority`` maps a tenant to
+    its priority class; when given, ``tenant`` and ``priority`` columns are added.
+    ``client_start_s[c]`` delays client ``c``'s first transaction (s).
+    """
+    if clients < 1 or requests < 1:
+        raise ValueError(f"need clients >= 1 and requests >= 1, got {clients} and {requests}")
+    clock = rng.uniform(0.0, max(timing.hold_us, timing.request_gap_us), clients) * 1e-6
+    if client_start_s is not None:
+        clock = clock + np.asarray(client_start_s, dtype=np.float64)
+    parts: list[dict[str, np.ndarray]] = []
+    have, txns = 0, 0
+    mean_size = float(workload.sample_txns(min(4 * clients, 256), rng).sizes.mean())
+    while have < requests:
+        rounds = max(1, int(np.ceil((requests - have) * 1.05 / mean_size / clients)))
+        part, clock = _batch(workload, clients, rounds, clock, timing, rng, txns)
+        txns += rounds * clients
+        parts.append(part)
+        have = sum(int(np.count_nonzero(p["t_request"] < clock.min())) for p in parts)
+    cols = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    cut = clock.min()
+    keep = np.flatnonzero(cols["t_request"] < cut)
+    keep = keep[np.argsort(cols["t_request"][keep], kind="stable")][:requests]
+    out = {name: values[keep] for name, values in cols.items()}
+    for name in ("t_request", "t_release"):
+        out[name] = np.round(out[name], 9)
+    if client_tenant is not None:
+        tenant = np.asarray(client_tenant, dtype=np.int64)[out["client_id"]]
+        out["tenant"] = tenant
+        if tenant_priority:
+            lut = np.zeros(max(tenant_priority) + 1, dtype=np.int64)
+            for t, p in tenant_priority.items():
+                lut[t] = p
+            out["priority"] = lut[tenant]
+    return out
+
+
+def _batch(workload: Workload, clients: int, rounds: int, clock: np.ndarray,
+           timing: TraceTiming, rng: np.random.Generator,
+           first_txn: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """``rounds`` transactions per client continuing from ``clock`` (s)."""
+    n = rounds * clients
+    batch = workload.sample_txns(n, rng, np.tile(np.arange(clients), rounds))
+    sizes = batch.sizes
+    gap = timing.request_gap_us * 1e-6
+    hold = np.maximum(timing.hold_us + rng.normal(0.0, timing.jitter_us, n), 0.0) * 1e-6 \
+        if timing.jitter_us > 0 else np.full(n, timing.hold_us * 1e-6)
+    busy = (sizes - 1) * gap + hold
+    cycle = busy if timing.rate_rps <= 0 else np.maximum(busy, sizes / timing.rate_rps)
+    per_round = cycle.reshape(rounds, clients)
+    start = (clock + np.cumsum(per_round, axis=0) - per_round).reshape(-1)
+    txn = batch.txn_index()
+    position = np.arange(len(txn)) - np.repeat(batch.offsets[:-1], sizes)
+    part = {
+        "lock_id": batch.lock_ids,
+        "mode": batch.modes,
+        "t_request": start[txn] + position * gap,
+        "t_release": (start + busy)[txn],
+        "client_id": batch.client_ids[txn],
+        "txn_id": first_txn + txn,
+    }
+    return part, clock + per_round.sum(axis=0)
+
+
+def write_trace(columns: dict[str, np.ndarray], path: str | Path) -> None:
+    """Write a trace atomically as CSV or Parquet (by extension); ``mode`` as S / X."""
+    path = Path(path)
+    fmt = trace_format(path)
+    modes = pa.DictionaryArray.from_arrays(pa.array(columns["mode"].astype(np.int32)),
+                                           pa.array(["S", "X"]))
+    table = pa.table({name: (modes if name == "mode" else pa.array(values))
+                      for name, values in columns.items()})
+    try:
+        if fmt == "csv":
+            atomic.write_with(path, lambda tmp: pacsv.write_csv(table, tmp))
+        else:
+            atomic.write_with(path, lambda tmp: pq.write_table(table, tmp))
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,37 @@
+"""Build the workload generator a config describes (``workload.kind``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netlock.errors import ConfigError
+from sim.workloads.base import Workload
+from sim.workloads.micro import MicroWorkload
+from sim.workloads.tpcc import TpccNewOrder
+
+
+def workload_from_config(config: Any, machines: int | None = None) -> Workload:
+    """The generator for ``config``: a whole config or just its ``workload`` section.
+
+    TPC-C places ``workload.warehouses`` warehouses on each client node. The node count is
+    ``clients.machines`` when a whole config is given, else ``machines``, else one node per
+    client process (``workload.clients``). A ``trace`` workload has no generator (it is
+    replayed from its file) and is a :class:`ConfigError` here.
+    """
+    workload = getattr(config, "workload", config)
+    if hasattr(config, "workload") and machines is None:
+        machines = config.clients.machines
+    kind = workload.kind
+    try:
+        if kind == "micro":
+            return MicroWorkload(locks=workload.locks, mode=workload.mode,
+                                 shared_fraction=workload.shared_fraction, zipf=workload.zipf,
+                                 locks_per_txn=workload.locks_per_txn)
+        if kind == "tpcc":
+            return TpccNewOrder(warehouses_per_node=workload.warehouses,
+                                nodes=machines or workload.clients,
+                                ol_cnt_min=workload.ol_cnt_min, ol_cnt_max=workload.ol_cnt_max)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    raise ConfigError(f"workload.kind: {kind!r} has no generator (micro and tpcc do; a trace "
+                      f"is replayed from its file)")
