@@ -1,9 +1,188 @@
-"""Commands contributed by ``hwrunner`` to the ``netlock`` command line."""
+"""Commands contributed by ``hwrunner``: ``netlock push`` and ``netlock stats``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from hwrunner.compile import render_program
+from hwrunner.emulator import TARGET as EMULATOR
+from hwrunner.profile import DEFAULT_PROFILE, load_profile
+from hwrunner.push import PushOptions, PushResult, prepare, push, resume
+from hwrunner.stats import read_stats, stats_summary, write_stats
+from hwrunner.targets import default_journal, open_target, save_target
+from netlock.cli.common import emit_json, guarded, stderr
+from netlock.errors import PlanError, TargetError
+from netlock.plan_io import load_plan
+
+TARGET_PANEL = "Target"
+OUTPUT_PANEL = "Output"
+
+TargetOpt = Annotated[str, typer.Option(
+    "--target", help="emulator (in-process switch) or grpc://HOST:PORT (BFRuntime server of "
+    "bf_switchd or tofino-model)", rich_help_panel=TARGET_PANEL)]
+StateOpt = Annotated[Path | None, typer.Option(
+    "--state", help="emulator only: load the switch from this file if it exists and save it "
+    "back afterwards", rich_help_panel=TARGET_PANEL)]
+ProfileOpt = Annotated[str, typer.Option(
+    "--profile", help="switch profile: a shipped name (configs/switch/NAME.yaml) or a YAML "
+    "file", rich_help_panel=TARGET_PANEL)]
+BfrtOpt = Annotated[Path | None, typer.Option(
+    "--bfrt", help="the program's bf-rt.json: check the profile and every write against it "
+    "(for the emulator: emulate that program)", rich_help_panel=TARGET_PANEL)]
+DeviceOpt = Annotated[int, typer.Option("--device", help="device id on the BFRuntime server",
+                                        rich_help_panel=TARGET_PANEL)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object on stdout "
+                                       "(progress goes to stderr)",
+                                       rich_help_panel=OUTPUT_PANEL)]
+
+
+def _report(result: PushResult, as_json: bool) -> None:
+    for problem in result.problems:
+        stderr(f"netlock: {problem}")
+    stderr(f"netlock: push to {result.target}: {result.outcome}; {result.operations} "
+           f"operations in {result.batches} batches, {result.migrated_locks} locks migrated, "
+           f"{'verified' if result.verified else 'NOT verified'} ({result.wall_s:.3f} s)")
+    if as_json:
+        emit_json(result.to_json())
+    if not result.verified:
+        raise typer.Exit(1)
+
+
+@guarded
+def push_command(
+    plan_file: Annotated[Path | None, typer.Argument(
+        metavar="PLAN", help="plan file from netlock plan (omit with --resume)")] = None,
+    target: TargetOpt = EMULATOR,
+    state: StateOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    bfrt: BfrtOpt = None,
+    device: DeviceOpt = 0,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="print the steps and operations the push would send; send none")]
+    = False,
+    rows: Annotated[int, typer.Option(
+        "--rows", min=0, help="with --dry-run: operations shown per batch (0 = all)")] = 4,
+    resume_push: Annotated[bool, typer.Option(
+        "--resume", help="continue the interrupted push recorded in the journal (or finish "
+        "its rollback)")] = False,
+    journal: Annotated[Path | None, typer.Option(
+        "--journal", help="push journal [default: STATE.journal for the emulator, "
+        "netlock-push-HOST-PORT.journal for a switch]")] = None,
+    drain_timeout: Annotated[float, typer.Option(
+        "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain "
+        "(then roll back)")] = 10.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Install a plan on a switch, moving live locks safely, and verify it by reading back.
+
+    Locks that move or leave are paused, drained and handed to their lock servers; locks
+    that enter start empty; locks that stay are not touched; pushing the plan that is
+    already installed sends nothing. A failure before the first lock leaves rolls back;
+    after it the push finishes forward, or stops with a journal for --resume.
+    Exit status 1 when the read-back does not match.
+
+    Examples:
+
+        netlock push plan.yaml --dry-run
+
+        netlock push plan.yaml --target emulator --state switch.json --json
+
+        netlock push plan2.yaml --target grpc://10.0.0.5:50052 --bfrt bf-rt.json
+
+        netlock push --resume --target emulator --state switch.json
+    """
+    prof = load_profile(profile)
+    if resume_push == (plan_file is not None):
+        raise TargetError("push: give a PLAN, or --resume without one")
+    plan = load_plan(plan_file) if plan_file is not None else None
+    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
+                         geometry=plan.geometry if plan else None)
+    journal_path = journal or default_journal(target, state)
+    options = PushOptions(drain_timeout_s=drain_timeout)
+    try:
+        if plan is None:
+            if journal_path is None or not journal_path.exists():
+                raise TargetError(f"push --resume: no journal at {journal_path} (nothing to "
+                                  "resume)")
+            result = resume(driver, prof, journal_path, options=options)
+        elif dry_run:
+            program = prepare(driver, prof, plan)
+            if as_json:
+                emit_json({"target": driver.target, "operations": program.operations,
+                           "verified": False, "migrated_locks":
+                           program.migration.migrated_locks, "wall_s": 0.0, "dry_run": True,
+                           "batches": program.batches})
+            else:
+                for line in render_program(program, rows or None):
+                    typer.echo(line)
+                typer.echo(f"{program.operations} operations in {program.batches} batches, "
+                           f"{program.migration.migrated_locks} locks migrated "
+                           f"(dry run: nothing sent)")
+            return
+        else:
+            result = push(driver, prof, plan, options=options, journal_path=journal_path)
+    finally:
+        if not dry_run:
+            save_target(driver, state)
+        driver.close()
+    _report(result, as_json)
+
+
+@guarded
+def stats_command(
+    target: TargetOpt = EMULATOR,
+    state: StateOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    bfrt: BfrtOpt = None,
+    device: DeviceOpt = 0,
+    window: Annotated[float | None, typer.Option(
+        "--window-s", min=0.0, help="seconds the request counters have been counting (gives "
+        "r_i in requests/s); without it rates are not computed")] = None,
+    reset: Annotated[bool, typer.Option(
+        "--reset", help="zero the request counters after reading (start a new window)")]
+    = False,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="write the per-lock table (lock_id, requests, rate_rps, contention, "
+        "occupancy, holders) to this .parquet or .csv file", rich_help_panel=OUTPUT_PANEL)]
+    = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Read per-lock request counters and queue occupancy back from a switch.
+
+    The per-lock table is the planner's input: r_i = requests / window, c_i = the peak
+    queue occupancy (switch queue plus requests buffered at the server).
+
+    Examples:
+
+        netlock stats --target emulator --state switch.json --json
+
+        netlock stats --target grpc://10.0.0.5:50052 --profile netlock-stats --window-s 10 \\
+            --out stats.parquet --reset
+    """
+    if out is not None and out.suffix not in (".parquet", ".csv"):
+        raise PlanError(f"--out {out}: expected a .parquet or .csv file")
+    prof = load_profile(profile)
+    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device)
+    try:
+        table = read_stats(driver, prof, window_s=window, reset=reset)
+    finally:
+        if reset:
+            save_target(driver, state)
+        driver.close()
+    if out is not None:
+        write_stats(table, out)
+    summary = stats_summary(driver.target, table, window)
+    if as_json:
+        emit_json(summary)
+    else:
+        for key, value in summary.items():
+            typer.echo(f"{key}: {value}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this package's commands to ``app`` (none registered until they work)."""
+    """Add ``push`` and ``stats`` to the ``netlock`` app."""
+    app.command("push")(push_command)
+    app.command("stats")(stats_command)

@@ -29,6 +29,10 @@ class PacketError(NetlockError):
     """Bytes that do not parse as a NetLock packet."""
 
 
+class ControlPlaneError(NetlockError):
+    """The switch refuses a control-plane operation (bad bounds, busy lock, unknown lock)."""
+
+
 class TargetError(NetlockError):
     """A switch target cannot be reached or does not match its profile."""
 

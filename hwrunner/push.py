@@ -1,0 +1,343 @@
+"""Installing a plan on a live switch: read back, compile, check, move, journal, verify.
+
+A push reads the layout the switch holds now, compiles the migration to the plan
+(:mod:`hwrunner.compile`), checks every batch against the program before sending any, and
+runs the steps in order, journaling each. Until the first lock leaves the switch (the point
+of no return) a failure -- a rejected batch, a drain timeout, Ctrl-C -- rolls the switch back
+to the layout it had; after it, the push finishes forward (retrying the failed step) and, if
+it still cannot, stops with the switch consistent and the journal telling ``--resume`` where
+to continue. Written registers are read back before the locks they belong to go live, and
+the final layout is read back and compared on every pipe.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from hwrunner.compile import (
+    Program,
+    Step,
+    compile_migration,
+    held_writes,
+    partition_entries,
+    partition_ops,
+    pause_writes,
+    step_ops,
+)
+from hwrunner.driver import Driver
+from hwrunner.journal import (
+    FORWARD,
+    ROLLBACK,
+    Journal,
+    clear_journal,
+    load_journal,
+    save_journal,
+)
+from hwrunner.layout import Layout, diff, layout_for
+from hwrunner.operations import Operation
+from hwrunner.profile import SwitchProfile
+from hwrunner.readback import check_layout, check_writes, read_live, read_partition
+from hwrunner.servers import LockServers, NoLockServers
+from hwrunner.validate import validate_operations
+from netlock.errors import TargetError
+from netlock.plan import Plan
+
+BEFORE_NO_RETURN = ("partition", "pause", "drain")
+
+
+@dataclass(frozen=True)
+class PushOptions:
+    """Timeouts and polling in seconds; ``retries`` per step after the point of no return."""
+
+    drain_timeout_s: float = 10.0
+    quiesce_timeout_s: float = 10.0
+    poll_s: float = 0.005
+    retries: int = 1
+    verify: bool = True
+
+
+class Pacer(Protocol):
+    """Time as the push sees it: real seconds, or a simulation that runs traffic meanwhile."""
+
+    def now(self) -> float: ...
+
+    def wait(self, seconds: float) -> None: ...
+
+
+class WallPacer:
+    def now(self) -> float:
+        return time.monotonic()
+
+    def wait(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+
+@dataclass(frozen=True)
+class PushResult:
+    """What a push did; ``outcome`` is installed, unchanged, rolled back or finished forward."""
+
+    target: str
+    operations: int
+    batches: int
+    verified: bool
+    migrated_locks: int
+    wall_s: float
+    outcome: str
+    problems: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        """The ``netlock push --json`` object (contracts.md)."""
+        return {"target": self.target, "operations": self.operations, "verified": self.verified,
+                "migrated_locks": self.migrated_locks, "wall_s": self.wall_s}
+
+
+def capacities(driver: Driver, profile: SwitchProfile) -> tuple[int, int]:
+    """(per-lock register size, per-slot register size) of the program on the switch."""
+    schema = driver.schema
+    lock = min(schema.table(r.register).size for r in profile.lock_registers.values())
+    lock = min(lock, schema.table(profile.lock_table.table).size + profile.lock_index_base)
+    slot = min((schema.table(r.register).size for r in profile.slot_registers.values()),
+               default=profile.slot_capacity)
+    return lock, slot
+
+
+def prepare(driver: Driver, profile: SwitchProfile, plan: Plan) -> Program:
+    """Read the live layout, compile the migration to ``plan`` and check every batch."""
+    live = read_live(driver, profile)
+    lock_cap, slot_cap = capacities(driver, profile)
+    goal = layout_for(plan, profile, live.layout, lock_cap, slot_cap)
+    program = compile_migration(profile, diff(live.layout, goal), live.partition_entries)
+    validate_operations(driver.schema, (op for step in program.steps for op in step.ops))
+    return program
+
+
+class _Run:
+    """One push (or resume) in progress."""
+
+    def __init__(self, driver: Driver, profile: SwitchProfile, servers: LockServers,
+                 options: PushOptions, pacer: Pacer, journal: Journal,
+                 journal_path: Path | None) -> None:
+        self.driver = driver
+        self.profile = profile
+        self.servers = servers
+        self.options = options
+        self.pacer = pacer
+        self.journal = journal
+        self.journal_path = journal_path
+        self.operations = 0
+        self.batches = 0
+        self.problems: list[str] = []
+
+    def record(self, **changes: object) -> None:
+        self.journal = replace(self.journal, **changes)  # type: ignore[arg-type]
+        if self.journal_path is not None:
+            save_journal(self.journal, self.journal_path)
+
+    def send(self, ops: tuple[Operation, ...] | list[Operation]) -> None:
+        for op in ops:
+            self.driver.write(op)
+            self.operations += len(op)
+            self.batches += 1
+            self.pacer.wait(0.0)
+
+    def mapped(self, rows: Layout) -> np.ndarray:
+        """Which of ``rows`` have a lock-table entry now (read back)."""
+        lt = self.profile.lock_table
+        table = self.driver.read_entries(lt.table, (lt.key,), (lt.index_param,))
+        return np.isin(rows.lock_id, table.keys[0].value)
+
+    def wait_until(self, what: str, rows: Layout, done: Callable[[Layout], np.ndarray],
+                   timeout_s: float) -> None:
+        start = self.pacer.now()
+        pending = rows
+        while len(pending):
+            pending = pending.take(np.flatnonzero(~done(pending)))
+            if not len(pending):
+                return
+            if self.pacer.now() - start > timeout_s:
+                raise TargetError(f"{what}: {len(pending)} locks still busy after {timeout_s} s "
+                                  f"(first: lock {int(pending.lock_id[0])})")
+            self.pacer.wait(self.options.poll_s)
+
+    def drained(self, rows: Layout) -> np.ndarray:
+        """Switch queues empty on every pipe: all slots free, no holders (or not mapped)."""
+        ok = ~self.mapped(rows)
+        regs = {c: self.profile.register(c) for c in ("free_slots", "exclusive_count",
+                                                      "shared_count")}
+        got = {c: self.driver.read_registers(r.register, (r.field,), rows.index)[r.field]
+               for c, r in regs.items()}
+        empty = ((got["free_slots"] == rows.slots[None, :]).all(axis=0)
+                 & (got["exclusive_count"] == 0).all(axis=0)
+                 & (got["shared_count"] == 0).all(axis=0))
+        return ok | empty
+
+    def run_step(self, step: Step, fresh: bool) -> None:
+        rows = step.rows
+        phase = step.phase
+        if phase == "partition":
+            self.send(step.ops if fresh else partition_ops(
+                self.profile, read_partition(self.driver, self.profile),
+                partition_entries(self.profile, self.journal.goal.partition)))
+        elif phase in ("pause", "unmap"):
+            live = rows if fresh else rows.take(np.flatnonzero(self.mapped(rows)))
+            ops = step.ops if fresh else step_ops(self.profile, phase, live)
+            self.send(ops)
+            if phase == "pause":
+                self.check(ops, "pause")
+        elif phase == "drain":
+            self.wait_until("drain", rows, self.drained, self.options.drain_timeout_s)
+        elif phase == "handover":
+            self.servers.take_over(rows.lock_id)
+        elif phase == "quiesce":
+            self.servers.begin_move_in(rows.lock_id)
+            self.wait_until("quiesce", rows, lambda r: self.servers.ready_to_move_in(r.lock_id),
+                            self.options.quiesce_timeout_s)
+        elif phase == "install":
+            todo = rows if fresh else rows.take(np.flatnonzero(~self.mapped(rows)))
+            ops = step.ops if fresh else step_ops(self.profile, phase, todo)
+            self.send(ops)
+            self.check(ops, "install")
+        elif phase == "map":
+            todo = rows if fresh else rows.take(np.flatnonzero(~self.mapped(rows)))
+            size = self.profile.batch_size
+            for start in range(0, len(todo), size):
+                self.map_batch(todo.take(np.arange(start, min(start + size, len(todo)))))
+        elif phase == "admit":
+            self.servers.admit(rows.lock_id)
+
+    def map_batch(self, rows: Layout) -> None:
+        """Hand-over, server-held count and lock-table entries of ``rows``, with no traffic
+        in between (requests the servers queue meanwhile must all be counted)."""
+        held = self.servers.hand_over(rows.lock_id)
+        writes = held_writes(self.profile, rows, held) if held.any() else []
+        for op in writes:
+            self.driver.write(op)
+            self.operations += len(op)
+            self.batches += 1
+        self.check(tuple(writes), "map")
+        (add,) = step_ops(self.profile, "map", rows)
+        self.driver.write(add)
+        self.operations += len(add)
+        self.batches += 1
+        self.pacer.wait(0.0)
+
+    def check(self, ops: tuple[Operation, ...], phase: str) -> None:
+        if not self.options.verify:
+            return
+        problems = check_writes(self.driver, ops)
+        if problems:
+            raise TargetError(f"{phase}: read-back differs from what was written: {problems[0]}")
+
+    def forward(self, steps: tuple[Step, ...], start: int, fresh: bool) -> str:
+        """Run ``steps[start:]``; roll back or finish forward on failure. Returns the outcome."""
+        no_return = next((i for i, s in enumerate(steps) if s.phase not in BEFORE_NO_RETURN),
+                         len(steps))
+        i = start
+        recovered = False
+        while i < len(steps):
+            self.record(step=i)
+            attempts = 0
+            while True:
+                try:
+                    self.run_step(steps[i], fresh and attempts == 0 and not recovered)
+                    break
+                except (TargetError, KeyboardInterrupt) as exc:
+                    reason = str(exc) or "interrupted"
+                    if i < no_return:
+                        self.rollback(steps, i, reason)
+                        return "rolled back"
+                    attempts += 1
+                    recovered = True
+                    if attempts > self.options.retries:
+                        raise TargetError(
+                            f"push stopped at step {i + 1} ({steps[i].phase}) after the point of "
+                            f"no return: {reason}; the switch is consistent (locks in transit "
+                            f"wait at their lock servers, nothing is granted twice or lost): run "
+                            f"netlock push --resume to finish") from None
+            i += 1
+        return "finished forward" if recovered else "installed"
+
+    def rollback(self, steps: tuple[Step, ...], upto: int, reason: str) -> None:
+        """Undo steps ``[0, upto]``: resume the paused locks and restore the partition."""
+        self.record(direction=ROLLBACK, step=upto)
+        self.problems.append(f"rolled back: {reason}")
+        try:
+            for rows in [s.rows for s in steps[:upto + 1] if s.phase == "pause"]:
+                live = rows.take(np.flatnonzero(self.mapped(rows)))
+                if len(live):
+                    self.send([pause_writes(self.profile, live, 0)])
+                    self.servers.admit(live.lock_id)
+            if any(s.phase == "partition" for s in steps[:upto + 1]):
+                self.send(partition_ops(self.profile, read_partition(self.driver, self.profile),
+                                        partition_entries(self.profile,
+                                                          self.journal.live.partition)))
+        except (TargetError, KeyboardInterrupt) as exc:
+            raise TargetError(f"rollback failed: {exc or 'interrupted'}; the push journal keeps "
+                              f"it: run netlock push --resume to finish the rollback") from None
+
+
+def _finish(run: _Run, outcome: str, goal: Layout, migrated: int,
+            started: float) -> PushResult:
+    expected = run.journal.live if outcome == "rolled back" else goal
+    problems = list(run.problems)
+    verified = True
+    if run.options.verify:
+        found = check_layout(run.driver, run.profile, expected)
+        problems += found
+        verified = not found
+    if run.journal_path is not None:
+        clear_journal(run.journal_path)
+    return PushResult(run.driver.target, run.operations, run.batches, verified,
+                      0 if outcome == "rolled back" else migrated,
+                      time.perf_counter() - started, outcome, tuple(problems))
+
+
+def push(driver: Driver, profile: SwitchProfile, plan: Plan, *,
+         servers: LockServers | None = None, options: PushOptions | None = None,
+         pacer: Pacer | None = None, journal_path: str | Path | None = None,
+         program: Program | None = None) -> PushResult:
+    """Install ``plan`` on ``driver``'s switch safely; see the module docstring."""
+    started = time.perf_counter()
+    journal_path = Path(journal_path) if journal_path is not None else None
+    if journal_path is not None and journal_path.exists():
+        pending = load_journal(journal_path)
+        raise TargetError(f"{journal_path}: an unfinished push to {pending.target} is recorded "
+                          f"(step {pending.step + 1}, {pending.direction}); run netlock push "
+                          f"--resume first")
+    program = program or prepare(driver, profile, plan)
+    migration = program.migration
+    journal = Journal(driver.target, profile.name, migration.live, migration.target)
+    run = _Run(driver, profile, servers or NoLockServers(), options or PushOptions(),
+               pacer or WallPacer(), journal, journal_path if program.steps else None)
+    outcome = run.forward(program.steps, 0, fresh=True) if program.steps else "unchanged"
+    return _finish(run, outcome, migration.target, migration.migrated_locks, started)
+
+
+def resume(driver: Driver, profile: SwitchProfile, journal_path: str | Path, *,
+           servers: LockServers | None = None, options: PushOptions | None = None,
+           pacer: Pacer | None = None) -> PushResult:
+    """Continue the push recorded in ``journal_path`` (forward, or its rollback)."""
+    started = time.perf_counter()
+    journal_path = Path(journal_path)
+    journal = load_journal(journal_path)
+    if journal.target != driver.target or journal.profile != profile.name:
+        raise TargetError(f"{journal_path}: records a push to {journal.target} with profile "
+                          f"{journal.profile}, not {driver.target} with {profile.name}")
+    program = compile_migration(profile, diff(journal.live, journal.goal))
+    run = _Run(driver, profile, servers or NoLockServers(), options or PushOptions(),
+               pacer or WallPacer(), journal, journal_path)
+    if journal.direction == FORWARD:
+        outcome = run.forward(program.steps, journal.step, fresh=False)
+        if outcome == "installed":
+            outcome = "finished forward"
+    else:
+        run.rollback(program.steps, journal.step, "resumed rollback")
+        outcome = "rolled back"
+    return _finish(run, outcome, journal.goal, program.migration.migrated_locks, started)

@@ -1,0 +1,95 @@
+"""Per-lock counters read back from a switch, as the planner's r_i / c_i input.
+
+For every switch-resident lock: acquires counted since the last reset (``requests``, when the
+program counts them), the peak queue occupancy (switch queue plus requests buffered at the
+lock server; the current occupancy when the program keeps no peak), and the holders now.
+r_i = requests / window (requests per second); c_i = the peak occupancy, at least 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwrunner.driver import Driver
+from hwrunner.operations import RegisterWrite
+from hwrunner.profile import SwitchProfile
+from hwrunner.readback import read_bounds
+from netlock import atomic
+from netlock.errors import TargetError
+
+STATS_COLUMNS = ("lock_id", "index", "slots", "requests", "rate_rps", "contention", "occupancy",
+                 "server_held", "exclusive_holders", "shared_holders")
+
+
+def _pipe_sum(driver: Driver, profile: SwitchProfile, concept: str,
+              index: np.ndarray) -> np.ndarray:
+    """A counter summed over pipes (each pipe counts the traffic it saw)."""
+    reg = profile.register(concept)
+    return driver.read_registers(reg.register, (reg.field,), index)[reg.field].sum(axis=0)
+
+
+def read_stats(driver: Driver, profile: SwitchProfile, window_s: float | None = None,
+               reset: bool = False) -> pd.DataFrame:
+    """One row per switch-resident lock, sorted by lock id (columns ``STATS_COLUMNS``)."""
+    lt = profile.lock_table
+    table = driver.read_entries(lt.table, (lt.key,), (lt.index_param,))
+    order = np.argsort(table.keys[0].value, kind="stable")
+    lock_id, index = table.keys[0].value[order], table.data[0].value[order]
+    bounds = read_bounds(driver, profile, index)
+    slots = bounds["right"][0] - bounds["left"][0] + 1
+    pipes = driver.pipes
+    queued = slots * pipes - _pipe_sum(driver, profile, "free_slots", index)
+    held = _pipe_sum(driver, profile, "server_held", index)
+    occupancy = queued + held
+    has_requests = profile.has("requests")
+    requests = (_pipe_sum(driver, profile, "requests", index) if has_requests
+                else np.full(len(index), -1, dtype=np.int64))
+    peak = (_pipe_sum(driver, profile, "peak_occupancy", index)
+            if profile.has("peak_occupancy") else occupancy)
+    rate = (requests / window_s if has_requests and window_s
+            else np.full(len(index), np.nan))
+    frame = pd.DataFrame({
+        "lock_id": lock_id, "index": index, "slots": slots, "requests": requests,
+        "rate_rps": rate, "contention": np.maximum(peak, 1), "occupancy": occupancy,
+        "server_held": held,
+        "exclusive_holders": _pipe_sum(driver, profile, "exclusive_count", index),
+        "shared_holders": _pipe_sum(driver, profile, "shared_count", index),
+    })
+    if reset:
+        if not has_requests:
+            raise TargetError(f"profile {profile.name}: the program keeps no per-lock request "
+                              "counter to reset")
+        reg = profile.register("requests")
+        driver.write(RegisterWrite.of(reg.register, index, **{reg.field: 0}))
+        if profile.has("peak_occupancy"):
+            peak_reg = profile.register("peak_occupancy")
+            driver.write(RegisterWrite.of(peak_reg.register, index,
+                                          **{peak_reg.field: occupancy}))
+    return frame
+
+
+def write_stats(frame: pd.DataFrame, path: Path) -> None:
+    """Write the table atomically, as Parquet or CSV by extension."""
+    if path.suffix == ".csv":
+        atomic.write_with(path, lambda tmp: frame.to_csv(tmp, index=False))
+    else:
+        atomic.write_with(path, lambda tmp: frame.to_parquet(tmp, index=False))
+
+
+def stats_summary(target: str, frame: pd.DataFrame, window_s: float | None) -> dict:
+    """The ``netlock stats --json`` object."""
+    counted = bool(len(frame)) and bool((frame["requests"] >= 0).all())
+    return {
+        "target": target,
+        "locks": len(frame),
+        "requests": int(frame["requests"].sum()) if counted else None,
+        "window_s": window_s,
+        "total_rps": float(frame["rate_rps"].sum()) if counted and window_s else None,
+        "occupancy": int(frame["occupancy"].sum()),
+        "server_held": int(frame["server_held"].sum()),
+        "holders": int(frame["exclusive_holders"].sum() + frame["shared_holders"].sum()),
+        "max_contention": int(frame["contention"].max()) if len(frame) else 0,
+    }

@@ -1,0 +1,94 @@
+"""Opening a switch target named on the command line, and saving an emulated one.
+
+``emulator`` is the in-process switch (its state kept in ``--state FILE`` between commands);
+``grpc://HOST:PORT`` is a Tofino or tofino-model reached through BFRuntime. Either way the
+profile is checked against the program before anything is sent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hwrunner.bfrt_driver import BfrtDriver, parse_address
+from hwrunner.driver import Driver
+from hwrunner.emulator import TARGET as EMULATOR
+from hwrunner.emulator import EmulatedSwitch, emulator_geometry
+from hwrunner.emulator_state import load_state, save_state
+from hwrunner.profile import DEFAULT_PROFILE, SwitchProfile, load_profile
+from hwrunner.push import PushOptions, PushResult, push
+from hwrunner.schema import load_schema
+from hwrunner.validate import validate_profile
+from netlock.errors import TargetError
+from netlock.geometry import RegisterArray, SwitchGeometry
+from netlock.plan import Plan
+
+
+def default_geometry(profile: SwitchProfile) -> SwitchGeometry:
+    """One slot array as large as the profile's slot registers (an emulator with no plan yet)."""
+    return SwitchGeometry((RegisterArray(0, profile.slot_capacity - profile.slot_base),))
+
+
+def open_target(target: str, profile: SwitchProfile, *, state: Path | None = None,
+                bfrt: Path | None = None, geometry: SwitchGeometry | None = None,
+                device: int = 0) -> Driver:
+    """A connected driver whose program matches ``profile`` (else one TargetError line).
+
+    For the emulator, ``state`` is loaded when it exists; ``geometry`` (the plan's) must then
+    match the saved switch, and sizes a fresh one.
+    """
+    if target == EMULATOR:
+        schema = load_schema(bfrt) if bfrt else None
+        if schema is not None:
+            validate_profile(profile, schema)
+        if state is not None and state.exists():
+            switch = load_state(state, profile, schema)
+            if geometry is not None and emulator_geometry(geometry) != switch.geometry:
+                raise TargetError(f"{state}: the emulated switch has slot arrays "
+                                  f"{_arrays(switch.geometry)}, the plan was made for "
+                                  f"{_arrays(geometry)}")
+            return switch
+        return EmulatedSwitch(profile, geometry or default_geometry(profile), schema)
+    parse_address(target)
+    driver = BfrtDriver(target, profile, bfrt, device=device)
+    try:
+        validate_profile(profile, driver.schema)
+    except TargetError:
+        driver.close()
+        raise
+    return driver
+
+
+def _arrays(geometry: SwitchGeometry) -> str:
+    return "[" + ", ".join(f"{a.size}@{a.stage}" for a in geometry.arrays) + "]"
+
+
+def save_target(driver: Driver, state: Path | None) -> None:
+    """Keep an emulated switch's state for the next command (nothing for real switches)."""
+    if state is not None and isinstance(driver, EmulatedSwitch):
+        save_state(driver, state)
+
+
+def default_journal(target: str, state: Path | None) -> Path | None:
+    """Where a push journals by default: beside the emulator's state file, or in the working
+    directory for a real switch; an emulator without a state file has nothing to resume."""
+    if target == EMULATOR:
+        return Path(f"{state}.journal") if state is not None else None
+    host, port = parse_address(target)
+    return Path(f"netlock-push-{host}-{port}.journal")
+
+
+def push_plan(plan: Plan, target: str = EMULATOR, *, state: Path | None = None,
+              profile: str | Path = DEFAULT_PROFILE, bfrt: Path | None = None,
+              options: PushOptions | None = None) -> PushResult:
+    """Open ``target``, push ``plan`` (journaled as the CLI does), save an emulator's state.
+
+    What ``netlock push PLAN`` does, for library users (the demo, notebooks).
+    """
+    prof = load_profile(profile)
+    driver = open_target(target, prof, state=state, bfrt=bfrt, geometry=plan.geometry)
+    try:
+        return push(driver, prof, plan, options=options,
+                    journal_path=default_journal(target, state))
+    finally:
+        save_target(driver, state)
+        driver.close()

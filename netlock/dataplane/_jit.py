@@ -1,0 +1,68 @@
+"""The ``kernel`` decorator: numba ``njit(cache=True)`` when available, identity otherwise.
+
+Kernels are plain functions over int64 numpy arrays and scalars, so the same source runs
+compiled (the default) or as ordinary Python (``NETLOCK_NOJIT=1``, or numba missing), and
+compiled kernels can be called from other numba functions such as the fast engine's loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+F = TypeVar("F", bound=Callable)
+
+try:
+    import numba
+except ImportError:  # pragma: no cover - numba is a declared dependency
+    numba = None
+
+JIT_ENABLED: bool = numba is not None and os.environ.get("NETLOCK_NOJIT") != "1"
+
+
+def kernel(func: F) -> F:
+    """Compile ``func`` with ``numba.njit(cache=True)`` unless the JIT is disabled.
+
+    Kernels never allocate arrays, so they are compiled without numba's reference-counting
+    runtime (``_nrt=False``): otherwise every call between kernels that passes arrays pays
+    atomic increments and decrements that numba cannot prune across branches, about 3x
+    the cost of a whole acquire + release (numba issue 2350).
+    """
+    if JIT_ENABLED:
+        return numba.njit(cache=True, _nrt=False)(func)
+    return func
+
+
+def kernel_sources() -> list[Path]:
+    """The files whose content the compiled kernels depend on."""
+    here = Path(__file__).resolve().parent
+    return [*sorted(here.glob("*.py")), here.parent / "packets.py"]
+
+
+def drop_stale_cache(package: Path, sources: list[Path]) -> None:
+    """Empty the numba cache of directory ``package`` when any of ``sources`` changed.
+
+    numba's cache only notices edits to a function's own file, but kernels inline the
+    constants, rules and compile options of sibling modules (and ``netlock.packets``).
+    Packages that compile their own loops around the kernels can call this with their
+    files plus :func:`kernel_sources`.
+    """
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+    cache = package / "__pycache__"
+    stamp = cache / "kernels.sources.sha256"
+    if stamp.is_file() and stamp.read_text() == digest:
+        return
+    try:
+        cache.mkdir(exist_ok=True)
+        for old in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            old.unlink(missing_ok=True)
+        stamp.write_text(digest)
+    except OSError:
+        return
+
+
+if JIT_ENABLED:
+    drop_stale_cache(Path(__file__).resolve().parent, kernel_sources())

@@ -1,0 +1,156 @@
+"""The switch data plane's state: a few int64 arrays with named columns.
+
+The arrays model the NetLock P4 program's registers (names in ``REGISTER_NAMES`` follow
+the public program where one exists). Each row of ``locks`` is indexed by the lock's
+index from the ``check_lock_exist_table`` match; ``regions[c, i]`` is lock ``i``'s queue
+region in priority class ``c``; ``slots[k]`` is global shared-queue slot ``k``.
+
+Register arrays, for the one-access-per-array-per-pass rule:
+
+- every per-lock register is its own array (``REG_HOLDERS``, ``REG_PAUSED``, ...);
+- every per-region register exists once per priority class, because each class's queue
+  lives in its own stages (``region_register(c, col)``);
+- slot ``k``'s fields live in the slot register array ``slots[k, S_ARRAY]`` (all fields of
+  one slot are read and written together, so one slot access is one array access);
+- the per-tenant acquire counter is one array.
+
+Columns marked *table data* are the match-action table's action data, not registers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from netlock.geometry import SwitchGeometry
+
+# locks[i, :] ------------------------------------------------------------------------------
+L_LOCK_ID = 0  # table data: the lock id at this index, -1 when the index is free
+L_CLASSES = 1  # table data: bit c set when the lock has a region in priority class c
+L_SHARED = 2  # shared_and_exclusive_count_register.hi: shared holders (all classes)
+L_EXCLUSIVE = 3  # shared_and_exclusive_count_register.lo: exclusive holders (all classes)
+L_PAUSED = 4  # enqueue paused (lock being moved): new acquires overflow to the server
+L_REQUESTS = 5  # acquire counter, for r_i
+N_LOCK_COLS = 6
+
+# regions[c, i, :] -------------------------------------------------------------------------
+R_LEFT = 0  # left_bound_register: first global slot of the region, -1 = no region
+R_RIGHT = 1  # right_bound_register: last global slot (inclusive)
+R_HEAD = 2  # head_register: slot of the oldest queued request
+R_TAIL = 3  # tail_register: slot the next request is written to
+R_COUNT = 4  # slots_two_sides_register: occupied slots in the switch (q1 length)
+R_SERVER_HELD = 5  # slots_two_sides_register: requests buffered at the server (q2 length)
+R_NOTIFIED = 6  # slots_two_sides_register: NOTIFY_SERVER sent, no push-back seen since
+R_GRANTED = 7  # granted entries; they are always the first R_GRANTED from the head
+R_PEAK = 8  # highest q1 + q2 occupancy seen, for c_i
+N_REGION_COLS = 9
+
+# slots[k, :] ------------------------------------------------------------------------------
+S_MODE = 0
+S_TXN = 1
+S_CLIENT = 2
+S_TENANT = 3
+S_TIMESTAMP = 4  # us; set at enqueue, refreshed at grant (lease start)
+S_GRANTED = 5
+S_ARRAY = 6  # static: which slot register array holds this slot
+N_SLOT_COLS = 7
+SLOT_STATE_COLS = 6  # the columns a failure or restore clears (all but S_ARRAY)
+
+# tenants[t, :] ----------------------------------------------------------------------------
+T_COUNT = 0  # tenant_acq_counter_register: admitted acquires this quota window
+T_QUOTA = 1  # table data (get_tenant_inf_table): acquires per window, 0 = unlimited
+N_TENANT_COLS = 2
+
+# ctl[:]: control words, then the access trace as (pass, register, index) triples ---------
+C_QUOTA_POLICY = 0  # QUOTA_DROP or QUOTA_DEFER
+C_TRACE_ON = 1
+C_PASS = 2  # pass sequence number, increases across calls (trace key)
+C_TRACE_LEN = 3  # triples recorded
+C_TRACE_FULL = 4  # set when the trace buffer ran out
+C_PASSES = 5  # passes used by the last kernel call
+C_EXPIRED = 6  # holders expired by the last expire sweep
+C_HEADER = 8
+
+QUOTA_DROP = 0
+QUOTA_DEFER = 1
+
+# out[r, :]: one action row ----------------------------------------------------------------
+O_KIND = 0  # netlock.packets.ActionKind
+O_REASON = 1  # netlock.packets.DropReason
+O_COUNT = 2  # NOTIFY_SERVER: free slots the server may push back
+O_SELF = 3  # 1 when the row is about the packet being processed
+O_LOCK = 4
+O_MODE = 5
+O_TXN = 6
+O_CLIENT = 7
+O_TENANT = 8
+O_PRIORITY = 9  # the class whose queue holds the request
+O_TIMESTAMP = 10  # us
+N_OUT_COLS = 11
+
+# register array ids (trace) ----------------------------------------------------------------
+REG_HOLDERS = 0
+REG_PAUSED = 1
+REG_REQUESTS = 2
+REG_TENANT_COUNTER = 3
+N_GLOBAL_REGISTERS = 4
+
+LOCK_COL_REGISTER = np.array([-1, -1, REG_HOLDERS, REG_HOLDERS, REG_PAUSED, REG_REQUESTS],
+                             dtype=np.int64)
+REGION_COL_REGISTER = np.array([0, 1, 2, 3, 4, 4, 4, 5, 6], dtype=np.int64)
+N_REGION_REGISTERS = 7
+
+REGISTER_NAMES = (
+    "shared_and_exclusive_count_register",
+    "paused_register",
+    "lock_acq_counter_register",
+    "tenant_acq_counter_register",
+)
+REGION_REGISTER_NAMES = (
+    "left_bound_register",
+    "right_bound_register",
+    "head_register",
+    "tail_register",
+    "slots_two_sides_register",
+    "granted_count_register",
+    "occupancy_peak_register",
+)
+
+
+def register_name(reg: int) -> str:
+    """Human name of register array id ``reg`` as recorded in the access trace: per-lock
+    registers, then each class's region registers; slot array ``a`` is recorded as ``-1 - a``."""
+    if reg < 0:
+        return f"slot_array[{-1 - reg}]"
+    if reg < N_GLOBAL_REGISTERS:
+        return REGISTER_NAMES[reg]
+    c, r = divmod(reg - N_GLOBAL_REGISTERS, N_REGION_REGISTERS)
+    return f"{REGION_REGISTER_NAMES[r]}[class {c}]"
+
+
+def new_state(geometry: SwitchGeometry, max_tenants: int,
+              trace_capacity: int) -> dict[str, np.ndarray]:
+    """Fresh, empty ``locks``, ``regions``, ``slots``, ``tenants`` and ``ctl`` arrays.
+
+    A lock needs at least one slot, so the lock index space has ``total_slots`` entries.
+    ``trace_capacity`` is the number of register accesses the trace can hold (0 = off).
+    """
+    n = geometry.total_slots
+    locks = np.zeros((n, N_LOCK_COLS), dtype=np.int64)
+    regions = np.zeros((geometry.priorities, n, N_REGION_COLS), dtype=np.int64)
+    slots = np.zeros((n, N_SLOT_COLS), dtype=np.int64)
+    slots[:, S_ARRAY] = geometry.slot_array
+    tenants = np.zeros((max_tenants, N_TENANT_COLS), dtype=np.int64)
+    ctl = np.zeros(C_HEADER + 3 * trace_capacity, dtype=np.int64)
+    ctl[C_TRACE_ON] = int(trace_capacity > 0)
+    clear_state(locks, regions, slots)
+    return {"locks": locks, "regions": regions, "slots": slots, "tenants": tenants, "ctl": ctl}
+
+
+def clear_state(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray) -> None:
+    """Forget every lock and queued request, in place (a switch failure)."""
+    locks[:] = 0
+    locks[:, L_LOCK_ID] = -1
+    regions[:] = 0
+    regions[:, :, R_LEFT] = -1
+    regions[:, :, R_RIGHT] = -2
+    slots[:, :SLOT_STATE_COLS] = 0

@@ -1,0 +1,361 @@
+"""``SwitchDataPlane``: the switch's registers and lock table behind a readable API.
+
+The packet rules live in :mod:`netlock.dataplane.kernels`; this class owns the arrays,
+the ``check_lock_exist_table`` (lock id -> lock index) and the control-plane operations
+(install, move, pause, lease sweep, quotas, failure, snapshots). Engines that need speed
+call the kernels directly on :meth:`SwitchDataPlane.arrays` with :meth:`lock_index`.
+
+Requests that a GRANT action returns carry the priority class whose queue held them;
+a client's release must carry that priority (it is the request's own priority unless
+the lock has no queue in that class, see :func:`netlock.dataplane.rules.effective_class`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from netlock.dataplane import kernels
+from netlock.dataplane.layout import (
+    C_EXPIRED,
+    C_HEADER,
+    C_PASSES,
+    C_QUOTA_POLICY,
+    C_TRACE_FULL,
+    C_TRACE_LEN,
+    L_CLASSES,
+    L_LOCK_ID,
+    L_PAUSED,
+    L_REQUESTS,
+    N_OUT_COLS,
+    O_CLIENT,
+    O_COUNT,
+    O_KIND,
+    O_LOCK,
+    O_MODE,
+    O_PRIORITY,
+    O_REASON,
+    O_SELF,
+    O_TENANT,
+    O_TIMESTAMP,
+    O_TXN,
+    QUOTA_DEFER,
+    QUOTA_DROP,
+    R_COUNT,
+    R_GRANTED,
+    R_HEAD,
+    R_LEFT,
+    R_PEAK,
+    R_RIGHT,
+    R_SERVER_HELD,
+    R_TAIL,
+    T_COUNT,
+    T_QUOTA,
+    clear_state,
+    new_state,
+)
+from netlock.errors import ControlPlaneError
+from netlock.geometry import SwitchGeometry
+from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
+
+QUOTA_POLICIES = {"drop": QUOTA_DROP, "defer": QUOTA_DEFER}
+STATE_ARRAYS = ("locks", "regions", "slots", "tenants")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one packet caused: the actions in order and the pipeline passes it took."""
+
+    actions: list[Action]
+    passes: int
+
+
+class SwitchDataPlane:
+    """One NetLock switch: shared queue regions per (lock, priority), holders, quotas, leases.
+
+    ``quota_policy`` is ``"drop"`` or ``"defer"`` (what over-quota acquires get);
+    ``trace_capacity`` > 0 records that many register accesses for pass checks.
+    """
+
+    def __init__(self, geometry: SwitchGeometry, *, max_tenants: int = 64,
+                 quota_policy: str = "drop", trace_capacity: int = 0) -> None:
+        if quota_policy not in QUOTA_POLICIES:
+            raise ValueError(f"quota_policy: must be drop or defer, got {quota_policy!r}")
+        self.geometry = geometry
+        state = new_state(geometry, max_tenants, trace_capacity)
+        self.locks: np.ndarray = state["locks"]
+        self.regions: np.ndarray = state["regions"]
+        self.slots: np.ndarray = state["slots"]
+        self.tenants: np.ndarray = state["tenants"]
+        self.ctl: np.ndarray = state["ctl"]
+        self.ctl[C_QUOTA_POLICY] = QUOTA_POLICIES[quota_policy]
+        self.out = np.zeros((2 * geometry.total_slots + 2, N_OUT_COLS), dtype=np.int64)
+        self.expired_total = 0
+        self.last_expired = 0
+        self._rebuild_table()
+
+    # --- data plane ------------------------------------------------------------------------
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """``(locks, regions, slots, tenants, ctl, out)``, the kernels' first arguments."""
+        return self.locks, self.regions, self.slots, self.tenants, self.ctl, self.out
+
+    def lock_index(self, lock_id: int) -> int:
+        """The lock table match: the lock's index, or -1 when the switch does not own it."""
+        return self._table.get(lock_id, -1)
+
+    def lock_index_array(self, size: int) -> np.ndarray:
+        """Dense lock table for lock ids ``0..size-1`` (int64, -1 = not in the switch)."""
+        table = np.full(size, -1, dtype=np.int64)
+        for lock_id, i in self._table.items():
+            if lock_id < size:
+                table[lock_id] = i
+        return table
+
+    def process(self, req: LockRequest, now_us: int) -> Outcome:
+        """Run one request packet through the pipeline at switch time ``now_us``."""
+        n = kernels.process(self.locks, self.regions, self.slots, self.tenants, self.ctl,
+                            self.out, self._table.get(req.lock_id, -1), int(req.op),
+                            req.lock_id, int(req.mode), req.txn_id, req.client_id, req.tenant,
+                            req.priority, int(req.push_back), now_us)
+        return Outcome(self._actions(req, n), int(self.ctl[C_PASSES]))
+
+    def _actions(self, req: LockRequest | None, n: int) -> list[Action]:
+        actions = []
+        for row in self.out[:n].tolist():
+            kind = ActionKind(row[O_KIND])
+            if row[O_SELF] and req is not None:
+                request = self._self_request(req, kind, row[O_PRIORITY])
+            else:
+                request = LockRequest(Op.ACQUIRE, Mode(row[O_MODE]), row[O_LOCK], row[O_TXN],
+                                      row[O_CLIENT], row[O_TENANT], row[O_PRIORITY],
+                                      row[O_TIMESTAMP])
+            actions.append(Action(kind, request, row[O_COUNT], DropReason(row[O_REASON])))
+        return actions
+
+    @staticmethod
+    def _self_request(req: LockRequest, kind: ActionKind, priority: int) -> LockRequest:
+        if kind == ActionKind.OVERFLOW:
+            return replace(req, overflow=True, priority=priority)
+        if kind == ActionKind.GRANT and (req.push_back or req.overflow or req.priority != priority):
+            return replace(req, overflow=False, push_back=False, priority=priority)
+        return req
+
+    # --- control plane: regions and locks ----------------------------------------------------
+
+    def install(self, lock_id: int, priority: int, left: int, right: int,
+                server_held: int = 0) -> list[Action]:
+        """Give ``lock_id`` the queue region ``[left, right]`` in class ``priority``.
+
+        ``server_held`` is the length of the lock's queue already buffered at its server
+        (a lock moving in); the returned NOTIFY_SERVER asks for the first push-backs.
+        """
+        self._check_priority(priority)
+        if lock_id < 0:
+            raise ControlPlaneError(f"lock_id: must be >= 0, got {lock_id}")
+        if server_held < 0:
+            raise ControlPlaneError(f"server_held: must be >= 0, got {server_held}")
+        i = self._table.get(lock_id)
+        if i is not None and self.regions[priority, i, R_LEFT] >= 0:
+            raise ControlPlaneError(f"lock {lock_id}: already has a region in class {priority}")
+        if i is None and not self._free:
+            raise ControlPlaneError(f"lock {lock_id}: the lock table is full")
+        self._check_bounds(priority, left, right, owner=-1)
+        if i is None:
+            i = self._free.pop()
+            self._table[lock_id] = i
+            self.locks[i] = 0
+            self.locks[i, L_LOCK_ID] = lock_id
+        self.locks[i, L_CLASSES] |= 1 << priority
+        region = self.regions[priority, i]
+        region[:] = 0
+        region[[R_LEFT, R_HEAD, R_TAIL]] = left
+        region[R_RIGHT] = right
+        region[R_SERVER_HELD] = region[R_PEAK] = server_held
+        self._owner[left:right + 1] = self._region_id(priority, i)
+        return self._notify(i)
+
+    def remove(self, lock_id: int) -> None:
+        """Drop a drained lock from the switch (its server takes over its buffered requests)."""
+        i = self._index(lock_id)
+        if not self.is_drained(lock_id):
+            raise ControlPlaneError(f"lock {lock_id}: cannot remove a lock whose queues are not "
+                                    "empty (pause it and wait until it drains)")
+        for c in self._classes(i):
+            self._owner[self.regions[c, i, R_LEFT]:self.regions[c, i, R_RIGHT] + 1] = -1
+        self.regions[:, i] = 0
+        self.regions[:, i, R_LEFT] = -1
+        self.regions[:, i, R_RIGHT] = -2
+        self.locks[i] = 0
+        self.locks[i, L_LOCK_ID] = -1
+        del self._table[lock_id]
+        self._free.append(i)
+
+    def set_bounds(self, lock_id: int, priority: int, left: int, right: int) -> list[Action]:
+        """Move or resize the EMPTY region of ``lock_id`` in class ``priority``."""
+        i = self._index(lock_id)
+        self._check_priority(priority)
+        region = self.regions[priority, i]
+        if region[R_LEFT] < 0:
+            raise ControlPlaneError(f"lock {lock_id}: has no region in class {priority}")
+        if region[R_COUNT] != 0:
+            raise ControlPlaneError(f"lock {lock_id}: region in class {priority} is not empty")
+        own = self._region_id(priority, i)
+        self._check_bounds(priority, left, right, owner=own)
+        self._owner[region[R_LEFT]:region[R_RIGHT] + 1] = -1
+        self._owner[left:right + 1] = own
+        region[[R_LEFT, R_HEAD, R_TAIL]] = left
+        region[R_RIGHT] = right
+        return self._notify(i)
+
+    def pause(self, lock_id: int) -> None:
+        """Stop enqueueing: new acquires overflow to the server; releases still proceed."""
+        self.locks[self._index(lock_id), L_PAUSED] = 1
+
+    def resume(self, lock_id: int) -> list[Action]:
+        """Enqueue again; NOTIFY_SERVER for empty regions with a server backlog."""
+        i = self._index(lock_id)
+        self.locks[i, L_PAUSED] = 0
+        return self._notify(i)
+
+    def is_drained(self, lock_id: int) -> bool:
+        """True when every switch queue of the lock is empty."""
+        i = self._index(lock_id)
+        return not self.regions[:, i, R_COUNT].any()
+
+    @property
+    def resident_locks(self) -> list[int]:
+        return sorted(self._table)
+
+    # --- control plane: leases, quotas, failure -----------------------------------------------
+
+    def expire(self, now_us: int, lease_us: int) -> list[Action]:
+        """Release every queue head whose lease (``lease_us``) is over; grants follow.
+
+        Adds the number of expired holders to ``expired_total`` (and ``last_expired``).
+        """
+        if lease_us <= 0:
+            raise ValueError(f"lease_us: must be > 0, got {lease_us}")
+        n = kernels.expire(self.locks, self.regions, self.slots, self.ctl, self.out, now_us,
+                           lease_us)
+        self.last_expired = int(self.ctl[C_EXPIRED])
+        self.expired_total += self.last_expired
+        return self._actions(None, n)
+
+    def set_tenant_quota(self, tenant: int, quota: int) -> None:
+        """Admit at most ``quota`` acquires of ``tenant`` per window (0 = unlimited)."""
+        if not 0 <= tenant < len(self.tenants):
+            raise ControlPlaneError(f"tenant: must be in 0..{len(self.tenants) - 1}, got {tenant}")
+        if quota < 0:
+            raise ControlPlaneError(f"quota: must be >= 0, got {quota}")
+        self.tenants[tenant, T_QUOTA] = quota
+
+    def reset_quota_window(self) -> None:
+        """Start a new quota window (the controller calls this periodically)."""
+        self.tenants[:, T_COUNT] = 0
+
+    def fail(self) -> None:
+        """Lose all switch state: lock table, queues, holders, quotas."""
+        clear_state(self.locks, self.regions, self.slots)
+        self.tenants[:] = 0
+        self._rebuild_table()
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """A copy of the full switch state as plain arrays (for saving an emulated switch)."""
+        snap = {name: getattr(self, name).copy() for name in STATE_ARRAYS}
+        snap["ctl"] = self.ctl[:C_HEADER].copy()
+        return snap
+
+    def restore(self, snap: dict[str, np.ndarray]) -> None:
+        """Load a :meth:`snapshot` taken from a switch of the same geometry."""
+        for name in STATE_ARRAYS:
+            have = getattr(self, name)
+            given = np.asarray(snap[name])
+            if given.shape != have.shape:
+                raise ControlPlaneError(f"snapshot.{name}: shape {given.shape} does not match "
+                                        f"this switch's {have.shape}")
+            have[...] = given
+        self.ctl[:C_HEADER] = np.asarray(snap["ctl"])[:C_HEADER]
+        self._rebuild_table()
+
+    # --- statistics -----------------------------------------------------------------------------
+
+    def occupancy(self, lock_id: int) -> list[dict[str, int]]:
+        """Per region of the lock: bounds, q1 length, holders, q2 length, peak q1 + q2."""
+        i = self._index(lock_id)
+        fields = {"left": R_LEFT, "right": R_RIGHT, "count": R_COUNT, "granted": R_GRANTED,
+                  "server_held": R_SERVER_HELD, "peak": R_PEAK, "head": R_HEAD}
+        return [{"priority": c, **{k: int(self.regions[c, i, col]) for k, col in fields.items()}}
+                for c in self._classes(i)]
+
+    def counters(self) -> dict[str, np.ndarray]:
+        """Per resident lock (sorted by id): acquires seen, peak and current q1 + q2 length."""
+        ids = np.array(self.resident_locks, dtype=np.int64)
+        idx = np.array([self._table[x] for x in ids], dtype=np.int64)
+        present = self.regions[:, idx, R_LEFT] >= 0
+        occ = (self.regions[:, idx, R_COUNT] + self.regions[:, idx, R_SERVER_HELD]) * present
+        return {"lock_id": ids, "requests": self.locks[idx, L_REQUESTS].copy(),
+                "peak_occupancy": (self.regions[:, idx, R_PEAK] * present).max(axis=0,
+                                                                              initial=0),
+                "occupancy": occ.sum(axis=0)}
+
+    def reset_counters(self) -> None:
+        """Start a new measurement window for the request and peak-occupancy counters."""
+        self.locks[:, L_REQUESTS] = 0
+        self.regions[:, :, R_PEAK] = self.regions[:, :, R_COUNT] + self.regions[:, :,
+                                                                               R_SERVER_HELD]
+
+    def access_trace(self) -> np.ndarray:
+        """Recorded register accesses as rows ``(pass, register array id, index)``."""
+        if self.ctl[C_TRACE_FULL]:
+            raise RuntimeError("the access trace overflowed; raise trace_capacity")
+        n = int(self.ctl[C_TRACE_LEN])
+        return self.ctl[C_HEADER:C_HEADER + 3 * n].reshape(n, 3).copy()
+
+    def clear_trace(self) -> None:
+        self.ctl[C_TRACE_LEN] = 0
+        self.ctl[C_TRACE_FULL] = 0
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _rebuild_table(self) -> None:
+        ids = self.locks[:, L_LOCK_ID]
+        self._table: dict[int, int] = {int(ids[i]): i for i in np.flatnonzero(ids >= 0).tolist()}
+        self._free = np.flatnonzero(ids < 0)[::-1].tolist()
+        self._owner = np.full(self.geometry.total_slots, -1, dtype=np.int64)
+        for i in self._table.values():
+            for c in self._classes(i):
+                self._owner[self.regions[c, i, R_LEFT]:self.regions[c, i, R_RIGHT] + 1] = (
+                    self._region_id(c, i))
+
+    def _index(self, lock_id: int) -> int:
+        i = self._table.get(lock_id)
+        if i is None:
+            raise ControlPlaneError(f"lock {lock_id}: not in the switch")
+        return i
+
+    def _classes(self, i: int) -> list[int]:
+        mask = int(self.locks[i, L_CLASSES])
+        return [c for c in range(self.geometry.priorities) if mask >> c & 1]
+
+    def _region_id(self, priority: int, i: int) -> int:
+        return priority * len(self.locks) + i
+
+    def _check_priority(self, priority: int) -> None:
+        if not 0 <= priority < self.geometry.priorities:
+            raise ControlPlaneError(
+                f"priority: must be in 0..{self.geometry.priorities - 1}, got {priority}")
+
+    def _check_bounds(self, priority: int, left: int, right: int, owner: int) -> None:
+        first, last = self.geometry.priority_ranges[priority]
+        if not first <= left <= right <= last:
+            raise ControlPlaneError(f"region [{left}, {right}]: must lie within class "
+                                    f"{priority}'s slots [{first}, {last}]")
+        used = self._owner[left:right + 1]
+        if ((used != -1) & (used != owner)).any():
+            raise ControlPlaneError(f"region [{left}, {right}]: overlaps another lock's region")
+
+    def _notify(self, i: int) -> list[Action]:
+        return self._actions(None, kernels.notify_idle(self.locks, self.regions, self.ctl,
+                                                       self.out, i))

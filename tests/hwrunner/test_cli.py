@@ -1,0 +1,153 @@
+"""``netlock push`` and ``netlock stats`` against the emulated switch, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from hwrunner.emulator_state import load_state, save_state
+from hwrunner.profile import load_profile
+from hwrunner.push import push
+from hwrunner.readback import read_live
+from netlock.cli.app import app
+from netlock.errors import TargetError
+from netlock.plan_io import save_plan
+from tests.hwrunner.flaky import Flaky, table_is
+from tests.hwrunner.plans import make_plan
+
+PUSH_KEYS = {"target", "operations", "verified", "migrated_locks", "wall_s"}
+
+
+@pytest.fixture
+def plans(tmp_path: Path) -> tuple[Path, Path]:
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    save_plan(make_plan([(10, 2), (11, 3), (12, 1)]), a)
+    save_plan(make_plan({10: (0, 1), 12: (2, 5), 13: (6, 6)}), b)
+    return a, b
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def one_json(result) -> dict:
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1, result.stdout
+    return json.loads(lines[0])
+
+
+def test_push_then_push_again_sends_nothing(plans, tmp_path: Path):
+    a, b = plans
+    state = tmp_path / "switch.json"
+    first = run("push", a, "--target", "emulator", "--state", state, "--json")
+    assert first.exit_code == 0, first.output
+    doc = one_json(first)
+    assert set(doc) == PUSH_KEYS
+    assert doc["target"] == "emulator" and doc["verified"] is True
+    assert doc["operations"] == 25 and doc["migrated_locks"] == 3
+    assert "installed" in first.stderr
+    moved = one_json(run("push", b, "--state", state, "--json"))
+    assert moved["migrated_locks"] == 3 and moved["verified"]
+    same = one_json(run("push", b, "--state", state, "--json"))
+    assert same["operations"] == 0 and same["migrated_locks"] == 0 and same["verified"]
+    layout = read_live(load_state(state, load_profile()), load_profile()).layout
+    assert layout.lock_id.tolist() == [10, 12, 13]
+
+
+def test_dry_run_prints_and_sends_nothing(plans, tmp_path: Path):
+    a, _ = plans
+    state = tmp_path / "switch.json"
+    result = run("push", a, "--state", state, "--dry-run", "--rows", "1")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "step 3 install: 21 operations in 7 batches (3 locks)" in text
+    assert "add check_lock_exist_table[nlk_hdr.lock=10] check_lock_exist_action(index=1)" in text
+    assert "dry run: nothing sent" in text
+    assert not state.exists()
+    doc = one_json(run("push", a, "--dry-run", "--json"))
+    assert doc["dry_run"] is True and doc["operations"] == 25
+
+
+def test_stats_reads_counters_back(plans, tmp_path: Path):
+    a, _ = plans
+    state = tmp_path / "switch.json"
+    assert run("push", a, "--state", state, "--profile", "netlock-stats").exit_code == 0
+    out = tmp_path / "stats.parquet"
+    result = run("stats", "--state", state, "--profile", "netlock-stats", "--json",
+                 "--window-s", "2", "--out", out)
+    assert result.exit_code == 0, result.output
+    doc = one_json(result)
+    assert doc["locks"] == 3 and doc["requests"] == 0 and doc["total_rps"] == 0.0
+    frame = pd.read_parquet(out)
+    assert frame["lock_id"].tolist() == [10, 11, 12]
+    assert frame["slots"].tolist() == [2, 3, 1]
+
+
+def test_resume_after_a_crash(plans, tmp_path: Path):
+    a, b = plans
+    state = tmp_path / "switch.json"
+    assert run("push", a, "--state", state).exit_code == 0
+    profile = load_profile()
+    switch = load_state(state, profile)
+    from netlock.plan_io import load_plan
+
+    flaky = Flaky(switch, fail=table_is("left_bound_register"), times=9)
+    with pytest.raises(TargetError, match="--resume"):
+        push(flaky, profile, load_plan(b), journal_path=Path(f"{state}.journal"))
+    save_state(switch, state)
+    blocked = run("push", b, "--state", state)
+    assert blocked.exit_code == 2 and "unfinished push" in blocked.stderr
+    resumed = run("push", "--resume", "--state", state, "--json")
+    assert resumed.exit_code == 0, resumed.output
+    assert one_json(resumed)["verified"] and "finished forward" in resumed.stderr
+    assert not Path(f"{state}.journal").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("push", "missing.yaml"), "missing.yaml: cannot read"),
+    (("push", "--resume"), "nothing to resume"),
+    (("push",), "give a PLAN, or --resume"),
+    (("push", "PLAN", "--target", "grpc://127.0.0.1:50052"), "bfrt_grpc"),
+    (("push", "PLAN", "--target", "tofino"), "expected 'emulator' or grpc://HOST:PORT"),
+    (("push", "PLAN", "--profile", "nope"), "cannot read switch profile"),
+    (("stats", "--out", "x.txt"), "expected a .parquet or .csv file"),
+])
+def test_errors_are_one_line_and_exit_2(plans, monkeypatch, args, message):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "bfrt_grpc", None)
+    monkeypatch.delenv("SDE_INSTALL", raising=False)
+    args = tuple(str(plans[0]) if x == "PLAN" else x for x in args)
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("netlock: error: ")
+    assert result.stdout == ""
+
+
+def test_state_from_another_profile_is_refused(plans, tmp_path: Path):
+    state = tmp_path / "switch.json"
+    assert run("push", plans[0], "--state", state).exit_code == 0
+    result = run("stats", "--state", state, "--profile", "netlock-stats")
+    assert result.exit_code == 2
+    assert "saved with switch profile 'netlock-public', not 'netlock-stats'" in result.stderr
+
+
+def test_a_plan_for_another_geometry_is_refused(plans, tmp_path: Path):
+    state = tmp_path / "switch.json"
+    assert run("push", plans[0], "--state", state).exit_code == 0
+    other = tmp_path / "other.yaml"
+    save_plan(make_plan([(1, 1)], total_slots=32), other)
+    result = run("push", other, "--state", state)
+    assert result.exit_code == 2 and "the plan was made for" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["push", "stats"])
+def test_help_has_examples(command):
+    result = run(command, "--help")
+    assert result.exit_code == 0
+    assert "Examples" in result.stdout and f"netlock {command} " in result.stdout
