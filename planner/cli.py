@@ -208,21 +208,13 @@ def trace_gen_command(
 
     from planner import settings
     from planner.ingest import trace_format
-    from planner.tracegen import generate_trace, write_trace
+    from planner.tracegen import trace_from_config, write_trace
     from sim.workloads import workload_from_config
 
     trace_format(out)
     cfg = settings.run_config(config, parse_sets(sets), {"workload.kind": kind.value})
     workload = workload_from_config(cfg)
-    rng = np.random.default_rng(cfg.sim.seed if seed is None else seed)
-    tenants = np.array(cfg.client_tenants, dtype=np.int64)
-    start_s = {t.id: t.start_s for t in cfg.tenants}
-    with_tenants = len(cfg.tenants) > 1 or any(t.priority for t in cfg.tenants)
-    columns = generate_trace(
-        workload, cfg.workload.clients, requests, settings.trace_timing(cfg), rng,
-        client_tenant=tenants if with_tenants else None,
-        tenant_priority={t.id: t.priority for t in cfg.tenants} if with_tenants else None,
-        client_start_s=np.array([start_s[t] for t in tenants.tolist()]))
+    columns = trace_from_config(cfg, requests, seed, workload)
     write_trace(columns, out)
     result = {
         "out": str(out), "kind": kind.value, "requests": len(columns["lock_id"]),

@@ -26,9 +26,10 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from netlock import atomic
+from netlock.config import Config
 from netlock.errors import TraceError
 from planner.ingest import trace_format
-from sim.workloads import Workload
+from sim.workloads import Workload, workload_from_config
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,24 @@ class TraceTiming:
     @property
     def hold_us(self) -> float:
         return self.rtt_us + self.think_time_us
+
+
+def trace_from_config(cfg: Config, requests: int, seed: int | None = None,
+                      workload: Workload | None = None) -> dict[str, np.ndarray]:
+    """The trace ``netlock trace gen`` writes for ``cfg``: its workload, clients, tenants
+    and timing (:func:`planner.settings.trace_timing`); ``seed`` defaults to ``sim.seed``."""
+    from planner.settings import trace_timing
+
+    workload = workload if workload is not None else workload_from_config(cfg)
+    rng = np.random.default_rng(cfg.sim.seed if seed is None else seed)
+    tenants = np.array(cfg.client_tenants, dtype=np.int64)
+    start_s = {t.id: t.start_s for t in cfg.tenants}
+    with_tenants = len(cfg.tenants) > 1 or any(t.priority for t in cfg.tenants)
+    return generate_trace(
+        workload, cfg.workload.clients, requests, trace_timing(cfg), rng,
+        client_tenant=tenants if with_tenants else None,
+        tenant_priority={t.id: t.priority for t in cfg.tenants} if with_tenants else None,
+        client_start_s=np.array([start_s[t] for t in tenants.tolist()]))
 
 
 def generate_trace(workload: Workload, clients: int, requests: int, timing: TraceTiming,
