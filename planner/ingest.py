@@ -28,6 +28,7 @@ REQUIRED_COLUMNS = ("lock_id", "mode", "t_request", "t_release", "client_id", "t
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _MODE_CODES = {"S": 0, "X": 1}
+_CSV_CHUNK_BYTES = 64 << 20
 _CSV_BLOCK_BYTES = 1 << 20
 _PARQUET_BATCH_ROWS = 1 << 20
 
@@ -146,10 +147,34 @@ def _csv_header(path: Path) -> list[str]:
         raise TraceError(f"{path}: cannot read the CSV header: {exc}") from None
 
 
+def _csv_blocks(path: Path) -> Iterator[pa.Buffer]:
+    """The rows after the header in pieces of about ``_CSV_CHUNK_BYTES`` cut at line ends,
+    so each parses on its own with every core and memory stays bounded. A piece is a view
+    of one reused buffer, valid until the next is requested. Traces hold numbers and S/X
+    only: no quoted field spans lines."""
+    buf = bytearray(_CSV_CHUNK_BYTES)
+    view = memoryview(buf)
+    with open(path, "rb") as fh:
+        fh.readline()
+        kept = 0
+        while got := fh.readinto(view[kept:]):
+            end = kept + got
+            cut = buf.rfind(b"\n", 0, end) + 1
+            if cut == 0 and end == len(buf):
+                raise TraceError(f"{path}: a line is longer than {_CSV_CHUNK_BYTES} bytes")
+            if cut:
+                yield pa.py_buffer(view[:cut])
+                buf[:end - cut] = buf[cut:end]
+            kept = end - cut
+        if buf[:kept].strip():
+            yield pa.py_buffer(view[:kept])
+
+
 def _csv_chunks(path: Path) -> Iterator[pa.RecordBatch]:
     """Typed batches; if a value does not parse as its type, the rest of the file is read
     as text so that :func:`_validated` can name the bad row (or accept, e.g., ``3.0``)."""
-    columns = _check_columns(path, _csv_header(path))
+    names = _csv_header(path)
+    columns = _check_columns(path, names)
     types = {"lock_id": pa.int64(), "t_request": pa.float64(), "t_release": pa.float64(),
              "mode": pa.dictionary(pa.int32(), pa.string()), "priority": pa.int64()}
     typed = pacsv.ConvertOptions(column_types={c: types[c] for c in columns},
@@ -157,10 +182,13 @@ def _csv_chunks(path: Path) -> Iterator[pa.RecordBatch]:
                                  strings_can_be_null=False)
     rows = 0
     try:
-        for batch in pacsv.open_csv(path, read_options=pacsv.ReadOptions(
-                block_size=_CSV_BLOCK_BYTES), convert_options=typed):
-            yield batch
-            rows += batch.num_rows
+        for block in _csv_blocks(path):
+            table = pacsv.read_csv(pa.BufferReader(block), read_options=pacsv.ReadOptions(
+                use_threads=True, block_size=_CSV_BLOCK_BYTES, column_names=names),
+                convert_options=typed)
+            for batch in table.to_batches():
+                yield batch
+                rows += batch.num_rows
         return
     except pa.ArrowInvalid:
         pass

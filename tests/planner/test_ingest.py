@@ -32,6 +32,7 @@ def test_many_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(ingest, "_PARQUET_BATCH_ROWS", 7)
     monkeypatch.setattr(ingest, "_CSV_BLOCK_BYTES", 256)
+    monkeypatch.setattr(ingest, "_CSV_CHUNK_BYTES", 1000)
     frame = trace_frame(200)
     frame.loc[150, "mode"] = "Q"
     for suffix in (".csv", ".parquet"):
@@ -47,6 +48,9 @@ def test_many_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     frame.loc[180, "lock_id"] = "x7"
     with pytest.raises(TraceError, match=r"row 180: lock_id: not a number \(got 'x7'\)"):
         read_trace(write_frame(frame, tmp_path / "late.csv"))
+    monkeypatch.setattr(ingest, "_CSV_CHUNK_BYTES", 20)
+    with pytest.raises(TraceError, match="a line is longer than 20 bytes"):
+        read_trace(tmp_path / "ok.csv")
 
 
 CSV_CASES = [
