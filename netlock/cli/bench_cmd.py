@@ -69,7 +69,8 @@ def register(app: typer.Typer) -> None:
             emit_json({"quick": quick, "ok": not failed,
                        "results": [r.to_dict() for r in results]})
         else:
-            Console().print(render(results))
+            console = Console()
+            Console(width=max(console.width, 150)).print(render(results))
         if failed:
             typer.echo(f"netlock bench: {len(failed)} benchmark(s) missed their target or "
                        f"failed a check: {', '.join(r.suite + '/' + r.name for r in failed)}",
