@@ -47,11 +47,13 @@ class Rack:
     """A switch data plane and ``servers``; ``server_of(lock_id)`` names a lock's server."""
 
     def __init__(self, switch: SwitchDataPlane, servers: Sequence[LockServer],
-                 server_of: Callable[[int], int]) -> None:
+                 server_of: Callable[[int], int], packet_passes: list[int] | None = None) -> None:
         self.switch = switch
         self.servers = list(servers)
         self.server_of = server_of
         self.tally = RackTally()
+        self.packet_passes = packet_passes
+        """When a list is given, every switch packet's pass count is appended to it."""
 
     @classmethod
     def from_plan(cls, plan: Plan, servers: int | None = None) -> Rack:
@@ -91,6 +93,8 @@ class Rack:
             outcome = self.switch.process(pending.popleft(), now_us)
             self.tally.switch_packets += 1
             self.tally.switch_passes += outcome.passes
+            if self.packet_passes is not None:
+                self.packet_passes.append(outcome.passes)
             self._deliver(outcome.actions, "switch", pending, seen, now_us)
 
     def _deliver(self, actions: Sequence[Action], source: str, pending: deque[LockRequest],

@@ -7,7 +7,6 @@ its PUSH_BACKs re-enter the switch in order; GRANT, DROP and DEFER are what clie
 from __future__ import annotations
 
 import random
-from collections import deque
 
 import numpy as np
 
@@ -16,8 +15,7 @@ from netlock.dataplane.layout import register_name
 from netlock.geometry import RegisterArray, SwitchGeometry
 from netlock.lockserver import LockServer
 from netlock.packets import Action, ActionKind, LockRequest, Mode, Op
-
-CLIENT_KINDS = (ActionKind.GRANT, ActionKind.DROP, ActionKind.DEFER)
+from netlock.rack import Rack
 
 
 def small_geometry(priorities: int) -> SwitchGeometry:
@@ -42,43 +40,27 @@ def region_layout(geometry: SwitchGeometry, locks: int = 4) -> dict[int, list[tu
 
 
 class System:
+    """One switch and one lock server (a :class:`Rack`) with a clock; actions come back
+    without their source."""
+
     def __init__(self, geometry: SwitchGeometry, trace_capacity: int = 0) -> None:
-        self.switch = SwitchDataPlane(geometry, trace_capacity=trace_capacity)
-        self.server = LockServer()
-        self.now = 0
         self.passes: list[int] = []
+        self.rack = Rack(SwitchDataPlane(geometry, trace_capacity=trace_capacity),
+                         [LockServer()], lambda lock_id: 0, packet_passes=self.passes)
+        self.switch = self.rack.switch
+        self.server = self.rack.servers[0]
+        self.now = 0
 
     def send(self, req: LockRequest) -> list[Action]:
         """A client's packet reaches the switch; returns what clients see, in order."""
-        return self._run(deque([req]), [])
+        return [d.action for d in self.rack.send(req, self.now)]
 
     def route(self, actions: list[Action]) -> list[Action]:
         """Deliver actions produced outside a packet (control plane, server)."""
-        pending: deque[LockRequest] = deque()
-        seen: list[Action] = []
-        self._deliver(actions, pending, seen)
-        return self._run(pending, seen)
+        return [d.action for d in self.rack.route(actions, self.now)]
 
     def expire(self, lease_us: int) -> list[Action]:
-        actions = self.switch.expire(self.now, lease_us)
-        return self.route(actions + self.server.expire(self.now, lease_us))
-
-    def _run(self, pending: deque[LockRequest], seen: list[Action]) -> list[Action]:
-        while pending:
-            outcome = self.switch.process(pending.popleft(), self.now)
-            self.passes.append(outcome.passes)
-            self._deliver(outcome.actions, pending, seen)
-        return seen
-
-    def _deliver(self, actions: list[Action], pending: deque[LockRequest],
-                 seen: list[Action]) -> None:
-        for action in actions:
-            if action.kind in CLIENT_KINDS:
-                seen.append(action)
-            elif action.kind == ActionKind.PUSH_BACK:
-                pending.append(action.request)
-            else:
-                self._deliver(self.server.handle(action, self.now), pending, seen)
+        return [d.action for d in self.rack.expire(self.now, lease_us)]
 
 
 def assert_one_access_per_pass(trace: np.ndarray) -> None:
