@@ -1,9 +1,151 @@
-"""Commands contributed by ``sim`` to the ``netlock`` command line."""
+"""Commands contributed by ``sim``: ``netlock sim`` (one run) and ``netlock sweep`` (a grid)."""
 
 from __future__ import annotations
 
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.table import Table
+
+from netlock.cli.common import emit_json, guarded, parse_sets
+from netlock.config import load_config
+from netlock.errors import ConfigError
+from sim.plots import plot_sweep
+from sim.simulate import simulate
+from sim.sweep import grid_points, parse_grid, run_sweep
+
+CONFIG_PANEL = "Config"
+OUTPUT_PANEL = "Output"
+
+
+class Engine(str, Enum):
+    simpy = "simpy"
+
+
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", metavar="KEY=VALUE", help="override a config key by its dotted path, e.g. "
+    "workload.think_time_us=10 (repeatable)", rich_help_panel=CONFIG_PANEL)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object on stdout "
+                                       "(progress and logs go to stderr)",
+                                       rich_help_panel=OUTPUT_PANEL)]
+
+
+def _engine(config_engine: str, flag: Engine | None) -> str:
+    engine = flag.value if flag is not None else config_engine
+    if engine not in {e.value for e in Engine}:
+        raise ConfigError(f"sim.engine: the {engine!r} engine is not available in this "
+                          f"version (available: {', '.join(e.value for e in Engine)})")
+    return engine
+
+
+@guarded
+def sim_command(
+    config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
+    engine: Annotated[Engine | None, typer.Option(
+        "--engine", help="simulation engine (default: sim.engine of the config)",
+        rich_help_panel=CONFIG_PANEL)] = None,
+    sets: SetOpt = None,
+    as_json: JsonOpt = False,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="folder for summary.json, config.json and the requests, transactions "
+        "and time-series tables", rich_help_panel=OUTPUT_PANEL)] = None,
+    fmt: Annotated[str, typer.Option(
+        "--format", help="table format under --out: parquet or csv",
+        rich_help_panel=OUTPUT_PANEL)] = "parquet",
+) -> None:
+    """Run one simulation of a NetLock rack and report throughput, latency and safety.
+
+    Example:
+
+        netlock sim configs/micro-exclusive.yaml --set workload.think_time_us=10 --json
+    """
+    if fmt not in ("parquet", "csv"):
+        raise ConfigError(f"--format: must be parquet or csv, got {fmt!r}")
+    cfg = load_config(config, parse_sets(sets))
+    _engine(cfg.sim.engine, engine)
+    result = simulate(cfg)
+    if out is not None:
+        result.write(out, fmt)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        _print_summary(result.summary)
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    table = Table(title="simulation", show_header=False)
+    lat = summary["latency_us"]
+    rows = [
+        ("engine", summary["engine"]),
+        ("simulated", f"{summary['sim_time_s']:g} s ({summary['measured_s']:g} s measured)"),
+        ("granted", f"{summary['granted']:,}"),
+        ("throughput", f"{summary['throughput_rps']:,.0f} requests/s"),
+        ("transactions", f"{summary['tps']:,.0f} /s"),
+        ("switch share", f"{summary['switch_share']:.1%}"),
+        ("latency (us)", f"mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p99 {lat['p99']:.2f}"
+                         f"  p99.9 {lat['p999']:.2f}"),
+        ("retries", f"{summary['retries']:,}"),
+        ("violations", f"{summary['violations']}"),
+        ("wall", f"{summary['wall_s']:.2f} s, {summary['events']:,} events"),
+    ]
+    for name, value in rows:
+        table.add_row(name, str(value))
+    Console().print(table)
+
+
+@guarded
+def sweep_command(
+    config: Annotated[Path, typer.Argument(help="base experiment config (YAML)")],
+    grid: Annotated[list[str], typer.Option(
+        "--grid", metavar="KEY=V1,V2,...", help="a grid axis: a dotted key and its values "
+        "(repeatable; the grid is their product)")],
+    out: Annotated[Path, typer.Option(
+        "--out", help="folder for results.parquet/.csv, the PNG plots and points/",
+        rich_help_panel=OUTPUT_PANEL)],
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="worker processes (default: the CPU count)", min=1)] = None,
+    sets: SetOpt = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="skip the points already finished under --out")] = False,
+    common_seed: Annotated[bool, typer.Option(
+        "--common-seed", help="run every point with the base sim.seed instead of a seed "
+        "derived from the point's values")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a grid of simulations in parallel, then write a results table and plots.
+
+    Example:
+
+        netlock sweep configs/memory-vs-think-time.yaml --grid switch.slots=500,1000,2000
+        --grid workload.think_time_us=0,10,100 --out results/fig14a --workers 2
+    """
+    base = load_config(config, parse_sets(sets))
+    _engine(base.sim.engine, None)
+    axes = parse_grid(grid)
+    points = grid_points(base, axes, common_seed)
+    n_workers = workers or max(1, os.cpu_count() or 1)
+    console = Console(stderr=True)
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  transient=as_json) as bar:
+        task = bar.add_task("sweep", total=len(points))
+        table = run_sweep(points, out, n_workers, resume,
+                          progress=lambda done, total: bar.update(task, completed=done))
+    plots = plot_sweep(table, [a.key for a in axes], out)
+    if as_json:
+        emit_json({"points": len(points), "out": str(out),
+                   "results": str(out / "results.parquet"),
+                   "plots": [str(p) for p in plots]})
+    else:
+        console.print(f"{len(points)} points -> {out / 'results.csv'}, {len(plots)} plots")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this package's commands to ``app`` (none registered until they work)."""
+    """Add ``sim`` and ``sweep`` to the ``netlock`` app."""
+    app.command("sim")(sim_command)
+    app.command("sweep")(sweep_command)

@@ -1,0 +1,177 @@
+"""Plans made on the fly: a warm-up trace of the workload, then Algorithm 3 (or random).
+
+NetLock measures r_i and c_i in the running rack; the simulator does the same with a
+warm-up run of the rack with every lock on the lock servers (:func:`trace_from_uses`; see
+:func:`sim.model.build`). Without lock servers it synthesises a trace instead
+(:func:`warmup_trace`): every client runs its transactions back to back with the network's
+round trip, the data read and the think time. r_i is measured per the trace format
+(requests / span) with :func:`planner.measure.measure`; c_i is the larger of the measured
+concurrency and the number of clients that asked for the lock (:func:`contention`). The
+planner's :func:`planner.allocate.allocate` and :func:`planner.layout.layout` then give the
+switch-resident locks their regions under ``policy.allocation`` and ``switch.slots``;
+locks outside the switch are split over ``servers.count`` lock servers by
+``servers.partition``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from netlock.config import Config
+from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries, servers_needed
+from planner.allocate import allocate, switch_rate
+from planner.ingest import Trace
+from planner.layout import layout
+from planner.measure import LockStats, measure
+from planner.partition import partition_locks
+from sim.workloads.base import Workload
+
+WARMUP_REQUESTS = 200_000
+MIN_TXNS_PER_CLIENT = 8
+
+
+def hold_time_us(config: Config, fetch_hops: int) -> float:
+    """Expected time a one-lock request occupies its queue slot: grant and release hops,
+    data read (``fetch_hops`` hops) and think time, in us."""
+    hop = config.network.rtt_us / 2.0
+    return 2 * hop + fetch_hops * hop + config.workload.think_time_us
+
+
+def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetch_hops: int,
+                 rng: np.random.Generator) -> Warmup:
+    """A synthetic trace of every client running its transactions back to back.
+
+    A transaction of n locks takes them one round trip apart (the clients' sequential
+    acquisition), holds them all until it has read its data and thought, and releases them
+    together; the next one starts then. Clients start at random phases.
+    """
+    clients = config.workload.clients
+    hop_us = config.network.rtt_us / 2.0
+    probe = workload.sample_txns(16, rng)
+    per_txn = max(1.0, float(probe.sizes.mean()))
+    per_client = max(MIN_TXNS_PER_CLIENT, int(WARMUP_REQUESTS / (clients * per_txn)))
+    client_ids = np.repeat(np.arange(clients, dtype=np.int64), per_client)
+    batch = workload.sample_txns(len(client_ids), rng, client_ids)
+    sizes = batch.sizes
+    step_us = max(2 * hop_us, 1e-3)
+    tail_us = fetch_hops * hop_us + config.workload.think_time_us
+    length_us = sizes * step_us + tail_us
+    owner_of_txn = batch.client_ids
+    phase = rng.uniform(0.0, float(length_us.mean()), clients)
+    txn_start = np.empty(len(sizes))
+    txn_end = np.empty(len(sizes))
+    for c in range(clients):
+        own = np.flatnonzero(owner_of_txn == c)
+        ends = phase[c] + np.cumsum(length_us[own])
+        txn_end[own] = ends
+        txn_start[own] = np.r_[phase[c], ends[:-1]]
+    txn = batch.txn_index()
+    k = np.arange(len(txn)) - batch.offsets[txn]
+    t_request = (txn_start[txn] + k * step_us) * 1e-6
+    t_release = txn_end[txn] * 1e-6
+    owners = owner_of_txn[txn]
+    trace = Trace(source="warm-up trace", lock_id=batch.lock_ids.astype(np.int64),
+                  mode=batch.modes.astype(np.int8), t_request=t_request, t_release=t_release,
+                  priority=np.asarray(priorities, dtype=np.int64)[owners])
+    return Warmup(trace, owners)
+
+
+class Partition:
+    """Which lock server owns a lock id: ``hash`` (id modulo the server count) or contiguous
+    ``range``s of ids balancing the load the switch leaves to the servers."""
+
+    def __init__(self, servers: int, his: list[int] | None = None,
+                 owners: list[int] | None = None) -> None:
+        self.servers = max(servers, 1)
+        self.his = his
+        self.owners = owners
+
+    def owner(self, lock: int) -> int:
+        if self.his is None:
+            return lock % self.servers
+        i = bisect_left(self.his, lock)
+        return self.owners[min(i, len(self.owners) - 1)]
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """A warm-up trace and the client behind each of its requests."""
+
+    trace: Trace
+    clients: np.ndarray
+
+
+def trace_from_uses(requests: pd.DataFrame, priorities: list[int]) -> Warmup:
+    """The trace of a warm-up run: each granted request from when it was made to when its
+    client stopped using the lock (``Recorder.requests_frame`` rows, times in us)."""
+    made = (requests["t_us"] - requests["latency_us"]).to_numpy() * 1e-6
+    ended = requests["end_us"].to_numpy() * 1e-6
+    clients = requests["client"].to_numpy(np.int64)
+    trace = Trace(source="warm-up run", lock_id=requests["lock"].to_numpy(np.int64),
+                  mode=requests["mode"].to_numpy(np.int8), t_request=made,
+                  t_release=np.maximum(ended, made),
+                  priority=np.asarray(priorities, dtype=np.int64)[clients])
+    return Warmup(trace, clients)
+
+
+def contention(warmup: Warmup, stats: LockStats, priorities: int) -> np.ndarray:
+    """c_i per item: the measured concurrency, but at least the number of clients that asked
+    for the item, as a client may hold or wait for each lock once (the paper takes c_i from
+    "how many clients may need this lock"); a short warm-up rarely sees those clients
+    overlap even when they will."""
+    trace = warmup.trace
+    prio = np.minimum(trace.priority, priorities - 1) if priorities > 1 else 0
+    item = trace.lock_id * max(priorities, 1) + prio
+    pairs = np.unique(np.stack([item, warmup.clients]), axis=1)
+    keys, askers = np.unique(pairs[0], return_counts=True)
+    wanted = stats.lock_id * max(priorities, 1) + (stats.priority if priorities > 1 else 0)
+    return np.maximum(stats.contention, askers[np.searchsorted(keys, wanted)])
+
+
+def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
+                    slots: int | None = None) -> tuple[Plan, Partition]:
+    """The plan for ``config`` (or for ``slots`` switch slots) and the lock servers'
+    partition, from a warm-up trace: Algorithm 3 (or random) via :mod:`planner.allocate`."""
+    geometry = config.geometry
+    budget = config.switch.slots if slots is None else slots
+    stats = measure(warmup.trace, config.policy.contention, geometry.priorities)
+    c = contention(warmup, stats, geometry.priorities)
+    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
+    given = allocate(stats.rate_rps, c, stats.priority, budget, capacities,
+                     config.policy.allocation, config.sim.seed)
+    chosen = np.flatnonzero(given > 0)
+    left = layout(stats.lock_id[chosen], stats.priority[chosen], given[chosen], geometry)
+    entries = SwitchEntries(lock_id=stats.lock_id[chosen], slots=given[chosen], left=left,
+                            right=left + given[chosen] - 1, priority=stats.priority[chosen],
+                            rate_rps=stats.rate_rps[chosen], contention=c[chosen])
+    total = float(stats.rate_rps.sum())
+    switch = min(switch_rate(stats.rate_rps, c, given), total)
+    server = max(total - switch, 0.0)
+    lock_ids = np.unique(stats.lock_id)
+    plan = Plan(
+        geometry=geometry, policy=config.policy.allocation,
+        inputs=PlanInputs(slots=budget, server_rate_rps=config.servers.rate_rps,
+                          contention=config.policy.contention, hold_time_us=hold_us),
+        entries=entries, partition=(),
+        summary=PlanSummary(
+            policy=config.policy.allocation, slots_total=budget,
+            slots_used=int(given.sum()), locks_total=len(lock_ids),
+            locks_in_switch=len(np.unique(entries.lock_id)), total_rps=total,
+            switch_rps=switch, server_rps=server,
+            servers_needed=servers_needed(server, config.servers.rate_rps),
+            server_rate=config.servers.rate_rps))
+    load = stats.rate_rps * (1.0 - given / np.maximum(c, 1))
+    return plan, partition(stats.lock_id, load, config)
+
+
+def partition(lock_id: np.ndarray, load_rps: np.ndarray, config: Config) -> Partition:
+    """The lock servers' partition per ``servers.partition``."""
+    count = max(config.servers.count, 1)
+    if config.servers.partition == "hash" or count == 1:
+        return Partition(count)
+    ranges = partition_locks(lock_id, load_rps, count)
+    return Partition(count, [p.hi for p in ranges], [p.server for p in ranges])

@@ -1,0 +1,430 @@
+"""Closed-loop clients running transactions against any lock manager.
+
+A transaction takes its locks one after the other in ascending lock order (one global
+order, so transactions never deadlock each other), each acquire sent when the previous
+grant arrived; with all its locks it reads its data if the workload has any (one round
+trip to the database servers, unless the lock manager forwards grants through them: the
+one-RTT mode), thinks, then releases everything and starts the next transaction.
+Clients honour their leases: a lock's lease runs from the moment the lock manager granted
+it (the grant carries that timestamp); a client stops using a lock when its lease ends and
+never sends a release after that. A transaction that cannot commit within its leases, or
+whose next grant does not arrive within the retry timeout, is aborted (locks still under
+lease are released) and retried with new requests; grants that arrive for an aborted
+attempt are released at once if still leased.
+
+Each client process has its own share of its machine's NIC (:class:`sim.network.Machine`)
+and its own FIFO links, so what a client does depends only on its own packets. That makes
+the common reaction exact to compute at the moment the lock manager sends the grant: when
+a grant completes an attempt, nothing delays the commit (no think time, no data read) and
+the retry timer cannot fire first, :meth:`Client.receive` runs the reaction for the
+grant's arrival time right away instead of scheduling an event for it. Either way the
+client's clock is the ``now`` passed down, never the engine's.
+
+Clients know only the lock manager's packet entry point and the network; nothing here is
+specific to NetLock.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sim.engine import ACQUIRE, RELEASE, Engine, Req
+from sim.metrics import Recorder
+from sim.network import Machine, Network
+from sim.workloads.base import Workload
+
+TXN_BATCH = 512
+INF = math.inf
+BURST_US = 0.1
+"""Packets leaving one NIC within this many us of each other travel as one burst."""
+
+
+@dataclass(frozen=True)
+class ClientParams:
+    """Timing shared by all clients, in us; ``fetch_hops`` = 0 when no data read is modelled."""
+
+    think_us: float
+    lease_us: float
+    retry_us: float
+    fetch_hops: int
+    gap_per_lock_us: float
+
+
+class TxnSource:
+    """One client's transactions, drawn from the workload in vectorised batches.
+
+    A batch is kept as flat lists, last transaction first, so taking one is a few pops.
+    """
+
+    def __init__(self, workload: Workload, client_id: int, rng: np.random.Generator) -> None:
+        self.workload = workload
+        self.client_id = client_id
+        self.rng = rng
+        self.sizes: list[int] = []
+        self.locks: list[int] = []
+        self.modes: list[int] = []
+
+    def _refill(self) -> None:
+        batch = self.workload.sample_txns(TXN_BATCH, self.rng,
+                                          np.full(TXN_BATCH, self.client_id, dtype=np.int64))
+        self.sizes = batch.sizes[::-1].tolist()
+        self.locks = batch.lock_ids[::-1].tolist()
+        self.modes = batch.modes[::-1].tolist()
+
+    def next(self) -> tuple[list[int], list[int]]:
+        """The next transaction as ``(lock ids, modes)``, lock ids ascending and distinct."""
+        if not self.sizes:
+            self._refill()
+        n = self.sizes.pop()
+        if n == 1:
+            return [self.locks.pop()], [self.modes.pop()]
+        locks = self.locks[-n:]
+        modes = self.modes[-n:]
+        del self.locks[-n:], self.modes[-n:]
+        locks.reverse()
+        modes.reverse()
+        return locks, modes
+
+
+class Rack:
+    """What a client needs from the rest of the model: clock, network, recorder, manager."""
+
+    def __init__(self, engine: Engine, network: Network, recorder: Recorder,
+                 packet_handlers: list) -> None:
+        self.engine = engine
+        self.network = network
+        self.recorder = recorder
+        self.packet_handlers = packet_handlers
+        self.next_rid = 0
+
+
+class Client:
+    """One client process: a closed loop of transactions with leases and retries."""
+
+    def __init__(self, cid: int, rack: Rack, machine: Machine, txns: TxnSource,
+                 params: ClientParams, tenant: int, priority: int) -> None:
+        self.cid = cid
+        self.rack = rack
+        self.engine = rack.engine
+        self.env = rack.engine.env
+        self.deliver_at = rack.engine.deliver_at
+        self.network = rack.network
+        self.rec = rack.recorder
+        self.add_use = rack.recorder.add_use
+        self.add_txn = rack.recorder.add_txn
+        self.machine = machine
+        self.txns = txns
+        self.p = params
+        self.instant = params.think_us <= 0 and params.fetch_hops == 0
+        self.fast = self.instant and params.gap_per_lock_us <= 0
+        self.lease_us = params.lease_us
+        self.retry_us = params.retry_us
+        self.lossy = rack.network.loss > 0
+        self.hops = rack.network.block
+        self.tenant = tenant
+        self.priority = priority
+        self.grant_handlers = [self.on_grant]
+        self.attempt = 0
+        self.locks: list[int] = []
+        self.modes: list[int] = []
+        self.one_lock = [0]
+        self.one_mode = [0]
+        self.pending = 0
+        self.held: list[Req] = []
+        self.txn_start = 0.0
+        self.next_start = 0.0
+        self.deadline = math.inf
+        self.timer_at = math.inf
+        self.spare: Req | None = None
+
+    def at(self, t: float, fn: Any, *args: Any) -> None:
+        """Call ``fn(*args)`` at client time ``t`` (>= the engine's clock)."""
+        self.engine.call_later(t - self.env._now, fn, *args)
+
+    def start(self, at_us: float) -> None:
+        self.next_start = at_us
+        self.at(at_us, self.begin_txn)
+
+    def begin_txn(self) -> None:
+        now = self.env._now
+        self.send_burst(self.next_txn(now), now)
+
+    def next_txn(self, now: float) -> list[Req]:
+        """Draw the next transaction and make its first attempt's acquires."""
+        self.locks, self.modes = self.txns.next()
+        self.txn_start = now
+        gap = self.p.gap_per_lock_us
+        if gap > 0:
+            self.next_start = max(self.next_start, now) + gap * len(self.locks)
+        return self.new_attempt(now)
+
+    def new_attempt(self, now: float) -> list[Req]:
+        """A fresh attempt at the current transaction; its first acquire."""
+        self.attempt += 1
+        self.pending = len(self.locks)
+        self.held = []
+        return [self.next_acquire(now)]
+
+    def next_acquire(self, now: float) -> Req:
+        """The acquire of the first lock not yet held, and its retry deadline."""
+        k = len(self.held)
+        rack = self.rack
+        req = Req(rack.next_rid, self, self.attempt, self.locks[k], self.modes[k],
+                  self.tenant, self.priority, now)
+        rack.next_rid += 1
+        self.deadline = now + self.p.retry_us
+        if self.timer_at == math.inf:
+            self.timer_at = self.deadline
+            self.at(self.deadline, self.on_timer)
+        return req
+
+    def send_burst(self, packets: list[Req], now: float) -> None:
+        """Send packets back to back through the NIC at client time ``now``; those leaving
+        within ``BURST_US`` of the first of their group (releases and the acquire right
+        behind them leave together) travel as one burst: one delay draw, one event, each
+        packet still lost on its own, handled at the arrival of the group's last packet."""
+        machine = self.machine
+        gap = machine.gap_us
+        t = machine.free_at
+        if t < now:
+            t = now
+        hop = self.network.hop
+        lossy = self.lossy
+        handlers = self.rack.packet_handlers
+        up = machine.up
+        first = prev = None
+        start = last = delay = 0.0
+        for req in packets:
+            if first is not None and t - start > BURST_US:
+                self.deliver_at(first, handlers, up.arrival(last + delay))
+                first = None
+            acquire = not req.op
+            d = hop() if lossy or first is None else delay
+            if d >= 0:
+                req.follow = None
+                if first is None:
+                    first = req
+                    start = t
+                    delay = d
+                else:
+                    prev.follow = req
+                prev = req
+                last = t
+            if acquire:
+                t += gap
+        machine.free_at = t
+        if first is not None:
+            self.deliver_at(first, handlers, up.arrival(last + delay))
+
+    def receive(self, req: Req, t: float, granted_at: float) -> None:
+        """A grant made at ``granted_at`` will reach this client at ``t`` over its FIFO
+        down link; the lock manager's lease runs from ``granted_at``.
+
+        The lock manager calls this instead of scheduling the delivery itself. When the
+        grant completes a one-lock attempt and the client commits and starts its next
+        transaction at once with no rate cap (module notes), that is done here for time
+        ``t``, written out inline (down to sending the release and the next acquire as one
+        burst on a lossless network) because it runs once per request in the
+        microbenchmark.
+        """
+        req.lease_end = lease_end = (granted_at // 1.0) + self.lease_us
+        down = self.machine.down
+        if t < down.last:
+            t = down.last
+        else:
+            down.last = t
+        if (not self.fast or self.pending != 1 or self.held or req.op
+                or req.attempt != self.attempt or t >= self.deadline or t >= lease_end):
+            if (self.instant and self.pending == 1 and not req.op
+                    and req.attempt == self.attempt and t < self.deadline):
+                self.granted(req, t)
+            else:
+                self.deliver_at(req, self.grant_handlers, t)
+            return
+        tenant = self.tenant
+        cid = self.cid
+        self.add_use((t, t - req.t_created, tenant, req.source, req.lock, req.mode, t, cid))
+        self.add_txn((t, t - self.txn_start, tenant, 1, cid))
+        req.op = RELEASE
+        source = self.txns
+        if source.sizes and source.sizes[-1] == 1:
+            source.sizes.pop()
+            locks, modes = self.one_lock, self.one_mode
+            locks[0] = source.locks.pop()
+            modes[0] = source.modes.pop()
+        else:
+            locks, modes = source.next()
+        self.locks = locks
+        self.modes = modes
+        self.txn_start = t
+        self.attempt = attempt = self.attempt + 1
+        self.pending = len(locks)
+        rack = self.rack
+        rid = rack.next_rid
+        rack.next_rid = rid + 1
+        new = self.spare
+        if new is None:
+            new = Req(rid, self, attempt, locks[0], modes[0], tenant, self.priority, t)
+        else:
+            self.spare = None
+            new.rid = rid
+            new.attempt = attempt
+            new.lock = locks[0]
+            new.mode = modes[0]
+            new.t_created = t
+            new.op = ACQUIRE
+            new.source = -1
+        self.deadline = deadline = t + self.retry_us
+        if self.timer_at == INF:
+            self.timer_at = deadline
+            self.at(deadline, self.on_timer)
+        if self.lossy:
+            self.send_burst([req, new], t)
+            return
+        machine = self.machine
+        depart = machine.free_at
+        if depart < t:
+            depart = t
+        machine.free_at = depart + machine.gap_us
+        req.follow = new
+        new.follow = None
+        block = self.hops
+        arrival = depart + (block.pop() if block else self.network.hop())
+        up = machine.up
+        if arrival < up.last:
+            arrival = up.last
+        else:
+            up.last = arrival
+        self.deliver_at(req, self.rack.packet_handlers, arrival)
+
+    def on_grant(self, req: Req) -> None:
+        """A grant arrived (an event)."""
+        now = self.env._now
+        if req.attempt != self.attempt or req.op != ACQUIRE:
+            self.stale_grant(req, now)
+        else:
+            self.granted(req, now)
+
+    def granted(self, req: Req, now: float) -> None:
+        """A grant of the current attempt arrives at client time ``now``."""
+        if now >= req.lease_end:
+            self.abort(now)
+            return
+        req.t_grant = now
+        self.held.append(req)
+        self.pending -= 1
+        if self.pending:
+            self.send_burst([self.next_acquire(now)], now)
+            return
+        self.deadline = math.inf
+        if self.instant:
+            self.commit(self.attempt, now)
+            return
+        p = self.p
+        wait = p.think_us
+        if p.fetch_hops:
+            wait += self.network.reliable_path(p.fetch_hops)
+        self.at(now + wait, self.commit_event, self.attempt)
+
+    def stale_grant(self, req: Req, now: float) -> None:
+        """A grant for an attempt already given up: hand the lock back if still leased."""
+        self.rec.stale_grants += 1
+        if now < req.lease_end and req.op == ACQUIRE:
+            req.op = RELEASE
+            self.send_burst([req], now)
+
+    def on_defer(self, req: Req, wait_us: float) -> None:
+        """The lock manager asks to resend ``req`` after ``wait_us`` (e.g. over quota)."""
+        if req.attempt == self.attempt:
+            self.rec.retries += 1
+            self.at(self.env._now + wait_us, self._resend, req)
+
+    def _resend(self, req: Req) -> None:
+        if req.attempt == self.attempt:
+            self.send_burst([req], self.env._now)
+
+    def end_uses(self, now: float) -> tuple[list[Req], bool]:
+        """Record every held lock's use; the releases to send and whether all were leased."""
+        add_use = self.add_use
+        tenant, cid = self.tenant, self.cid
+        releases = []
+        all_valid = True
+        for req in self.held:
+            if req.lease_end <= now:
+                end = req.lease_end
+                all_valid = False
+            else:
+                end = now
+                req.op = RELEASE
+                releases.append(req)
+            add_use((req.t_grant, req.t_grant - req.t_created, tenant, req.source, req.lock,
+                     req.mode, end, cid))
+        self.held = []
+        return releases, all_valid
+
+    def commit_event(self, attempt: int) -> None:
+        self.commit(attempt, self.env._now)
+
+    def commit(self, attempt: int, now: float) -> None:
+        """Commit at client time ``now``: releases and the next transaction in one burst."""
+        if attempt != self.attempt:
+            return
+        burst, valid = self.end_uses(now)
+        if not valid:
+            self.rec.retries += len(self.locks)
+            burst += self.new_attempt(now)
+        else:
+            self.add_txn((now, now - self.txn_start, self.tenant, len(self.locks), self.cid))
+            if self.next_start > now:
+                self.at(self.next_start, self.begin_txn)
+            else:
+                burst += self.next_txn(now)
+        self.send_burst(burst, now)
+
+    def abort(self, now: float) -> None:
+        """Give up the current attempt: release what is held, then retry the transaction."""
+        burst, _ = self.end_uses(now)
+        self.rec.retries += len(self.locks)
+        self.send_burst(burst + self.new_attempt(now), now)
+
+    def on_timer(self) -> None:
+        """The retry timer: abort an attempt whose grants did not all come in time.
+
+        One timer per client is pending at most; it fires at the deadline it was set for
+        and moves itself to the current attempt's deadline if that is later.
+        """
+        self.timer_at = math.inf
+        now = self.env._now
+        if self.pending and now >= self.deadline:
+            self.abort(now)
+        elif self.deadline < math.inf:
+            self.timer_at = self.deadline
+            self.at(self.deadline, self.on_timer)
+
+    def close(self, now: float) -> None:
+        """At the end of a run: record the uses still in progress as ending ``now``."""
+        for req in self.held:
+            if req.t_grant < now:
+                self.add_use((req.t_grant, req.t_grant - req.t_created, self.tenant, req.source,
+                        req.lock, req.mode, min(now, req.lease_end), self.cid))
+        self.held = []
+
+
+def client_machines(n_clients: int, n_machines: int, rate_rps: float) -> list[Machine]:
+    """Each client's NIC share: clients are spread round-robin over the machines and a
+    machine's ``rate_rps`` is split evenly among the client processes it runs."""
+    per_machine = [len(range(m, n_clients, n_machines)) for m in range(n_machines)]
+    return [Machine(rate_rps / per_machine[c % n_machines]) for c in range(n_clients)]
+
+
+def make_clients(rack: Rack, workload: Workload, params: ClientParams,
+                 machines: list[Machine], tenants: list[int], priorities: list[int],
+                 seeds: Any) -> list[Client]:
+    """One :class:`Client` per entry of ``machines``, each with its own random stream."""
+    return [Client(cid, rack, machine, TxnSource(workload, cid, np.random.default_rng(seed)),
+                   params, tenants[cid], priorities[cid])
+            for cid, (machine, seed) in enumerate(zip(machines, seeds, strict=True))]

@@ -1,0 +1,135 @@
+"""Failure handling of a NetLock rack (paper section 4.5, design notes "Failures").
+
+Switch failure at ``switch_fail_s``: the switch loses all its state (lock table, queues,
+holders) and every request queued in it is lost; clients recover by retrying.
+
+- With ``backup_switch``: a backup switch with the same plan takes over. It installs the
+  locks paused, so for one lease their requests are buffered at the lock servers (leases
+  granted by the failed switch may still be in use), then resumes them: the servers push
+  the buffered requests back in order. The backup stays in charge after the restart.
+- Without: the failed switch forwards every request to the lock servers (its lock table is
+  empty), which serve all locks; they grant none for one lease (the old switch's leases
+  run out first) and turn the overflow they buffered into served queues.
+
+Restart at ``switch_restart_s`` (without a backup): the switch comes back empty and takes
+its locks back from the servers one by one, as a lock move: the server stops granting the
+lock, waits until its holders are gone (released, or expired by their lease), keeps its
+waiting requests as overflow and the switch installs the lock with that backlog, which the
+server pushes back first; requests that reached the server while the lock table had no
+entry yet are held aside and re-sent once it has. Locks are polled every
+``lease.sweep_us``.
+
+Lock-server failure: the server loses its state; its partition moves to the next live
+server, which grants nothing for one lease. Switch queues whose overflow was buffered at
+the failed server forget that backlog (the control plane rewrites the switch's count of
+requests held at the server to the new server's, which is empty).
+"""
+
+from __future__ import annotations
+
+from netlock.config import Failures
+from netlock.dataplane.layout import R_NOTIFIED, R_SERVER_HELD
+from netlock.packets import ActionKind
+from sim.managers.netlock.manager import NetLockManager
+from sim.managers.netlock.switch import SwitchNode
+
+
+def schedule_failures(m: NetLockManager, failures: Failures) -> None:
+    """Arm the failures of the config on the manager's clock."""
+    if failures.switch_fail_s is not None:
+        m.engine.call_later(failures.switch_fail_s * 1e6, fail_switch, m,
+                            failures.backup_switch)
+        if failures.switch_restart_s is not None and not failures.backup_switch:
+            m.engine.call_later(failures.switch_restart_s * 1e6, restart_switch, m)
+    for failure in failures.server_failures:
+        m.engine.call_later(failure.at_s * 1e6, fail_server, m, failure.server)
+
+
+def fail_switch(m: NetLockManager, backup: bool) -> None:
+    node = m.switch
+    node.dp.fail()
+    node.waiting.clear()
+    node.refresh_table()
+    if backup:
+        spare = m.new_switch()
+        m.install_plan(spare, paused=True)
+        m.use_switch(spare)
+        m.engine.call_later(m.lease_us, resume_all, m, spare)
+        return
+    for server in m.servers:
+        if not server.alive:
+            continue
+        state = server.state
+        for lock in sorted({lock for lock, _ in state.buffers}):
+            m.server_control(server, state.take_over(lock, int(m.env.now)))
+        m.adopt_grace(server)
+
+
+def resume_all(m: NetLockManager, node: SwitchNode) -> None:
+    for lock in node.dp.resident_locks:
+        notify(m, node.dp.resume(lock))
+
+
+def notify(m: NetLockManager, actions: list) -> None:
+    for action in actions:
+        if action.kind == ActionKind.NOTIFY_SERVER:
+            m.notify_server(action.request.lock_id, action.request.priority, action.count, 0.0)
+
+
+def restart_switch(m: NetLockManager) -> None:
+    """The switch is back: move its locks in from the servers as they become free."""
+    entries = m.plan.entries
+    regions: dict[int, list[tuple[int, int, int]]] = {}
+    for lock, prio, left, right in zip(entries.lock_id.tolist(), entries.priority.tolist(),
+                                       entries.left.tolist(), entries.right.tolist(),
+                                       strict=True):
+        regions.setdefault(lock, []).append((prio, left, right))
+    for lock in regions:
+        m.owner(lock).state.begin_move_in(lock)
+    m.engine.process(_move_in(m, regions))
+
+
+def _move_in(m: NetLockManager, regions: dict[int, list[tuple[int, int, int]]]):
+    node = m.switch
+    priorities = m.cfg.geometry.priorities
+    waiting = dict(regions)
+    while waiting:
+        moved = []
+        for lock, parts in waiting.items():
+            server = m.owner(lock)
+            if not server.state.ready_to_move_in(lock):
+                continue
+            backlog = server.state.hand_over(lock, [p for p, _, _ in parts], priorities,
+                                             until_mapped=True)
+            for prio, left, right in parts:
+                notify(m, node.dp.install(lock, prio, left, right,
+                                          server_held=backlog.get(prio, 0)))
+            moved.append(lock)
+        for lock in moved:
+            del waiting[lock]
+        if moved:
+            node.refresh_table()
+            for lock in moved:
+                server = m.owner(lock)
+                m.server_control(server, server.state.mapped(lock))
+        if waiting:
+            yield m.env.timeout(m.cfg.lease.sweep_us)
+
+
+def fail_server(m: NetLockManager, index: int) -> None:
+    failed = m.servers[index]
+    if not failed.alive:
+        return
+    node = m.active
+    orphaned = [lock for lock in node.dp.resident_locks if m.owner(lock) is failed]
+    failed.fail()
+    alive = [s.index for s in m.servers if s.alive]
+    if not alive:
+        return
+    heir = min(alive, key=lambda s: (s - index) % len(m.servers))
+    m.owner_of = [heir if owner == index else owner for owner in m.owner_of]
+    m.adopt_grace(m.servers[heir])
+    for lock in orphaned:
+        i = node.dp.lock_index(lock)
+        node.regions[:, i, R_SERVER_HELD] = 0
+        node.regions[:, i, R_NOTIFIED] = 0

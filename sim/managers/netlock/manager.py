@@ -1,0 +1,212 @@
+"""NetLock as a lock manager of the simulated rack: switch + lock servers + control plane.
+
+Routing (paper section 4.1): every packet reaches the ToR switch first; the switch grants
+or queues requests of the locks it owns, forwards the others to the lock server owning the
+lock's partition, overflows full queues to that server (which only buffers them) and
+notifies it when a queue drains so it pushes requests back. Servers grant the locks they
+serve; their answers travel server -> switch -> client (two hops). In the one-RTT mode
+(``one_rtt``, for workloads that read data) a switch grant travels through the database
+server holding the data (two more hops), so the client gets lock and data together; a
+lock server is its partition's database server, so its grants carry the data already.
+
+Control plane: a lease sweep every ``lease.sweep_us`` on the switch and the servers,
+per-tenant quota windows, and the failures of ``failures`` (see :mod:`.failures`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netlock.config import Config
+from netlock.dataplane import SwitchDataPlane
+from netlock.dataplane.layout import R_COUNT
+from netlock.packets import Action, ActionKind, LockRequest, Mode, Op
+from netlock.plan import Plan
+from sim.allocation import Partition
+from sim.engine import ACQUIRE, Engine, Req
+from sim.managers.netlock.servers import ServerNode
+from sim.managers.netlock.switch import SwitchNode
+from sim.network import Network
+
+OPS = (Op.ACQUIRE, Op.RELEASE)
+MODES = (Mode.SHARED, Mode.EXCLUSIVE)
+SWITCH, SERVER = 0, 1
+
+
+class NetLockManager:
+    """The NetLock switch and lock servers of one rack, driven by one config and plan."""
+
+    sources = ("switch", "server")
+
+    def __init__(self, engine: Engine, network: Network, config: Config, plan: Plan,
+                 partition: Partition, one_rtt: bool = False) -> None:
+        self.engine = engine
+        self.env = engine.env
+        self.network = network
+        self.cfg = config
+        self.plan = plan
+        self.partition = partition
+        self.grant_extra_hops = 2 if one_rtt else 0
+        self.lease_us = round(config.lease.us)
+        self.switch = self.new_switch()
+        self.install_plan(self.switch)
+        self.servers = [ServerNode(self, s, config.servers.cores, config.servers.rate_rps)
+                        for s in range(config.servers.count)]
+        self.owner_of = list(range(config.servers.count))
+        self.pending: dict[int, Req] = {}
+        self.server_grants = 0
+        self.server_drops = 0
+        self.active = self.switch
+        self.packet_handlers = [self.switch.on_packets]
+
+    # --- construction --------------------------------------------------------------------------
+
+    def new_switch(self) -> SwitchNode:
+        cfg = self.cfg
+        max_tenant = max(t.id for t in cfg.tenants)
+        dataplane = SwitchDataPlane(cfg.geometry, max_tenants=max(64, max_tenant + 1),
+                                    quota_policy=cfg.switch.quota_action)
+        for tenant in cfg.tenants:
+            if tenant.quota_rps > 0:
+                per_window = tenant.quota_rps * cfg.switch.quota_window_us / 1e6
+                dataplane.set_tenant_quota(tenant.id, max(1, round(per_window)))
+        return SwitchNode(self, dataplane, cfg.switch.pass_us, cfg.switch.rate_pps)
+
+    def install_plan(self, node: SwitchNode, paused: bool = False) -> None:
+        """Give every switch-resident lock of the plan its queue regions."""
+        entries = self.plan.entries
+        for lock, prio, left, right in zip(entries.lock_id.tolist(), entries.priority.tolist(),
+                                           entries.left.tolist(), entries.right.tolist(),
+                                           strict=True):
+            node.dp.install(lock, prio, left, right)
+            if paused:
+                node.dp.pause(lock)
+        node.refresh_table()
+
+    def use_switch(self, node: SwitchNode) -> None:
+        """Send lock packets to ``node`` from now on (a failover to the backup switch)."""
+        self.active = node
+        self.packet_handlers[0] = node.on_packets
+
+    def owner(self, lock: int) -> ServerNode:
+        """The lock server currently owning ``lock``'s partition."""
+        return self.servers[self.owner_of[self.partition.owner(lock)]]
+
+    # --- packets out of the switch -----------------------------------------------------------
+
+    def to_server(self, req: Req, overflow: bool, delay: float) -> None:
+        """Forward a packet to the lock server owning its lock (to serve, or to buffer)."""
+        if not self.servers:
+            return
+        server = self.owner(req.lock)
+        now = self.env._now
+        lreq = LockRequest(OPS[req.op], MODES[req.mode], req.lock, req.rid, req.client.cid,
+                           req.tenant, req.priority, int(now), overflow=overflow)
+        if req.op == ACQUIRE:
+            self.pending[req.rid] = req
+        hop = self.network.reliable_hop() if overflow else self.network.hop()
+        if hop >= 0:
+            arrival = server.up.arrival(now + delay + hop)
+            self.engine.call_later(arrival - now, server.on_request, lreq)
+
+    def notify_server(self, lock: int, priority: int, count: int, delay: float) -> None:
+        if not self.servers:
+            return
+        server = self.owner(lock)
+        now = self.env._now
+        arrival = server.up.arrival(now + delay + self.network.reliable_hop())
+        self.engine.call_later(arrival - now, server.on_notify, lock, priority, count)
+
+    def defer(self, req: Req, delay: float) -> None:
+        hop = self.network.hop()
+        if hop >= 0:
+            now = self.env._now
+            arrival = req.client.machine.down.arrival(now + delay + hop)
+            self.engine.call_later(arrival - now, req.client.on_defer, req,
+                                   self.cfg.switch.quota_window_us)
+
+    # --- packets out of the servers ----------------------------------------------------------
+
+    def server_actions(self, server: ServerNode, actions: list[Action], delay: float) -> None:
+        now = self.env._now
+        for action in actions:
+            kind = action.kind
+            if kind == ActionKind.GRANT:
+                req = self.pending.pop(action.request.txn_id, None)
+                if req is None:
+                    continue
+                req.source = SERVER
+                self.server_grants += 1
+                first, second = self.network.hop(), self.network.hop()
+                if first >= 0 and second >= 0:
+                    req.client.receive(req, server.down.arrival(now + delay + first) + second,
+                                       now)
+            elif kind == ActionKind.PUSH_BACK:
+                arrival = server.down.arrival(now + delay + self.network.reliable_hop())
+                self.engine.call_later(arrival - now, self.push_back, action.request)
+            else:
+                self.server_drops += 1
+
+    def push_back(self, lreq: LockRequest) -> None:
+        """A request a server sends back reaches the switch: a push-back from its overflow
+        buffer, or (not marked) a request it held aside while a lock moved in."""
+        req = self.pending.pop(lreq.txn_id, None)
+        if req is not None:
+            self.active.acquire(req, int(lreq.push_back))
+
+    def server_control(self, server: ServerNode, actions: list[Action]) -> None:
+        if server.alive and actions:
+            self.server_actions(server, actions, 0.0)
+
+    # --- control plane -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.engine.process(self._lease_sweeps())
+        if any(t.quota_rps > 0 for t in self.cfg.tenants):
+            self.engine.process(self._quota_windows())
+
+    def _lease_sweeps(self):
+        period = self.cfg.lease.sweep_us
+        while True:
+            yield self.env.timeout(period)
+            now_us = int(self.env.now)
+            self.active.expire(now_us, self.lease_us)
+            for server in self.servers:
+                if server.alive:
+                    self.server_control(server, server.state.expire(now_us, self.lease_us))
+
+    def _quota_windows(self):
+        while True:
+            yield self.env.timeout(self.cfg.switch.quota_window_us)
+            self.active.dp.reset_quota_window()
+
+    def end_grace(self, server: ServerNode) -> None:
+        """A server's lease grace after adopting locks is over: grant what waited."""
+        if server.alive:
+            self.server_control(server, server.state.tick(int(self.env.now)))
+
+    def adopt_grace(self, server: ServerNode) -> None:
+        """``server`` adopted locks others granted: grant none of them for one lease."""
+        server.state.start_grace(int(self.env.now) + self.lease_us)
+        self.engine.call_later(self.lease_us + 1, self.end_grace, server)
+
+    def switch_queue_length(self) -> int:
+        """Requests in the active switch's queues now (q1, all locks and classes)."""
+        return int(self.active.dp.regions[:, :, R_COUNT].sum())
+
+    def stats(self) -> dict[str, Any]:
+        sw = self.active
+        out = {
+            "server_grants": self.server_grants,
+            "switch_expired": sw.dp.expired_total,
+            "server_expired": sum(s.state.expired_total for s in self.servers),
+            "server_packets": [s.packets for s in self.servers],
+            "server_busy_us": [s.busy_us for s in self.servers],
+            "switch_drops": sw.drops,
+            "server_drops": self.server_drops,
+            "lost_packets": self.network.lost,
+        }
+        if sw.probe is not None:
+            out.update(sw.probe.to_dict())
+        return out
+

@@ -1,0 +1,126 @@
+"""Observations attached to the clients, and the summary computed from them afterwards.
+
+The :class:`Recorder` is the probe the clients write to: one row per granted request, per
+committed transaction and per lock use (for the safety checker). It stores compact typed
+arrays (``array.array``) so a long run does not hold millions of Python objects. Nothing
+here knows which lock manager produced the grants: a grant's ``source`` is an index into
+the names the lock manager declares (``switch``, ``server`` for NetLock).
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+import pandas as pd
+
+USE_FIELDS = ("t_us", "latency_us", "tenant", "source", "lock", "mode", "end_us", "client")
+"""One row per granted request, written when the client stops using the lock: when the
+grant arrived, how long after the request was made, the tenant, which lock-manager
+component granted it, the lock and mode, when the use ended, and the client."""
+TXN_FIELDS = ("t_us", "latency_us", "tenant", "locks", "client")
+"""One row per committed transaction: commit time, latency from its first attempt, tenant,
+lock count, client."""
+
+
+class Recorder:
+    """What the clients saw, as flat float64 arrays of fixed-width rows. Times in us.
+
+    Clients hand rows over as tuples (``add_use``, ``add_txn``: a list append, the
+    cheapest thing Python does); :meth:`flush` packs them into the arrays. The model
+    flushes between slices of simulated time, so the tuples never pile up.
+    """
+
+    def __init__(self) -> None:
+        self.uses = array("d")
+        self.txns = array("d")
+        self._use_rows: list[tuple] = []
+        self._txn_rows: list[tuple] = []
+        self.add_use = self._use_rows.append
+        self.add_txn = self._txn_rows.append
+        self.retries = 0
+        self.stale_grants = 0
+
+    def flush(self) -> None:
+        """Move the rows handed over since the last flush into the arrays."""
+        self.uses.extend(chain.from_iterable(self._use_rows))
+        self.txns.extend(chain.from_iterable(self._txn_rows))
+        self._use_rows.clear()
+        self._txn_rows.clear()
+
+    @property
+    def committed(self) -> int:
+        """Committed transactions recorded so far (flushed or not)."""
+        return len(self.txns) // len(TXN_FIELDS) + len(self._txn_rows)
+
+    @property
+    def granted(self) -> int:
+        """Granted requests recorded so far (flushed or not)."""
+        return len(self.uses) // len(USE_FIELDS) + len(self._use_rows)
+
+    def _rows(self, data: array, fields: tuple[str, ...]) -> np.ndarray:
+        return np.frombuffer(data, dtype=np.float64).reshape(-1, len(fields))
+
+    def requests_frame(self) -> pd.DataFrame:
+        """Granted requests (``USE_FIELDS``), typed."""
+        rows = self._rows(self.uses, USE_FIELDS)
+        frame = pd.DataFrame(rows, columns=list(USE_FIELDS))
+        for name, dtype in (("tenant", np.int32), ("source", np.int8), ("lock", np.int64),
+                            ("mode", np.int8), ("client", np.int32)):
+            frame[name] = frame[name].astype(dtype)
+        return frame
+
+    def txns_frame(self) -> pd.DataFrame:
+        """Committed transactions (``TXN_FIELDS``), typed."""
+        frame = pd.DataFrame(self._rows(self.txns, TXN_FIELDS), columns=list(TXN_FIELDS))
+        for name in ("tenant", "locks", "client"):
+            frame[name] = frame[name].astype(np.int32)
+        return frame
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Latency statistics in us."""
+
+    mean: float
+    p50: float
+    p99: float
+    p999: float
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> Latency:
+        if len(values) == 0:
+            return cls(0.0, 0.0, 0.0, 0.0)
+        p50, p99, p999 = np.percentile(values, [50, 99, 99.9])
+        return cls(float(values.mean()), float(p50), float(p99), float(p999))
+
+    def to_dict(self) -> dict[str, float]:
+        return {"mean": self.mean, "p50": self.p50, "p99": self.p99, "p999": self.p999}
+
+
+def in_window(frame: pd.DataFrame, start_us: float, end_us: float) -> pd.DataFrame:
+    """Rows with ``start_us <= t_us < end_us``."""
+    t = frame["t_us"].to_numpy()
+    return frame[(t >= start_us) & (t < end_us)]
+
+
+def timeseries(requests: pd.DataFrame, txns: pd.DataFrame, end_us: float,
+               bin_us: float, tenants: list[int]) -> pd.DataFrame:
+    """Granted requests/s and transactions/s per tenant in bins of ``bin_us`` from time 0."""
+    n_bins = max(1, int(np.ceil(end_us / bin_us - 1e-9)))
+    edges = np.arange(n_bins + 1) * bin_us
+    rows = []
+    for tenant in tenants:
+        req_t = requests["t_us"].to_numpy()[requests["tenant"].to_numpy() == tenant]
+        txn_t = txns["t_us"].to_numpy()[txns["tenant"].to_numpy() == tenant]
+        req_counts = np.histogram(req_t, bins=edges)[0]
+        txn_counts = np.histogram(txn_t, bins=edges)[0]
+        rows.append(pd.DataFrame({
+            "t_s": edges[:-1] / 1e6,
+            "tenant": tenant,
+            "granted_rps": req_counts / (bin_us / 1e6),
+            "tps": txn_counts / (bin_us / 1e6),
+        }))
+    return pd.concat(rows, ignore_index=True)

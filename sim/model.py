@@ -1,0 +1,203 @@
+"""Build the model of one rack from a config: clients, network, lock manager, recorder.
+
+Everything random draws from streams spawned from ``sim.seed`` in a fixed order (network,
+plan, client start phases, probes, then one per client), so the same config gives the same
+run, and a client's transactions do not depend on what other clients do.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from netlock.config import Config
+from netlock.errors import ConfigError
+from netlock.plan import Plan
+from sim.allocation import (
+    Partition,
+    Warmup,
+    hold_time_us,
+    plan_from_trace,
+    trace_from_uses,
+    warmup_trace,
+)
+from sim.clients import Client, ClientParams, Rack, client_machines, make_clients
+from sim.engine import Engine
+from sim.managers.netlock.failures import schedule_failures
+from sim.managers.netlock.manager import NetLockManager
+from sim.metrics import Recorder
+from sim.network import Network
+from sim.replay import TraceWorkload
+from sim.workloads import Workload, workload_from_config
+
+PILOT_TXNS_PER_CLIENT = 20
+PILOT_REQUESTS = 50_000
+PILOT_STEP_US = 1000.0
+PILOT_MAX_US = 50_000.0
+PILOT_STREAM = 1
+FLUSH_EVERY_US = 500.0
+"""Simulated time between moves of the clients' records into compact arrays."""
+DATA_READ_HOPS = 4
+"""TPC-C transactions read their rows once locked: one round trip to a database server
+(client -> switch -> server and back). Microbenchmark and trace replays model locks only."""
+
+
+@dataclass
+class Model:
+    """One rack, built and ready to run."""
+
+    config: Config
+    engine: Engine
+    network: Network
+    recorder: Recorder
+    manager: NetLockManager
+    clients: list[Client]
+    workload: Workload
+    plan: Plan
+    hold_us: float
+    probe_rng: np.random.Generator
+
+    def run(self, until_us: float | None = None, failures: bool = True) -> None:
+        """Start everything, run to ``until_us`` (default ``sim.duration_s``) and record the
+        uses still open as ending there. ``failures`` arms the config's failures."""
+        end_us = self.config.sim.duration_s * 1e6 if until_us is None else until_us
+        self.start(failures)
+        self.advance(end_us)
+        for client in self.clients:
+            client.close(end_us)
+        self.recorder.flush()
+
+    def start(self, failures: bool = True) -> None:
+        self.manager.start()
+        if failures:
+            schedule_failures(self.manager, self.config.failures)
+
+    def advance(self, until_us: float) -> None:
+        """Process the events up to ``until_us``.
+
+        The cyclic garbage collector is off while the events run: the hot path makes no
+        reference cycles (reference counting frees every request), and full collections
+        over the model's many long-lived objects would otherwise cost more than the model.
+        """
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            t = self.engine.now
+            while t < until_us:
+                t = min(t + FLUSH_EVERY_US, until_us)
+                self.engine.run(t)
+                self.recorder.flush()
+        finally:
+            if collecting:
+                gc.enable()
+
+
+def make_workload(config: Config) -> Workload:
+    if config.workload.kind == "trace":
+        return TraceWorkload.from_file(config.workload.trace, config.workload.clients)
+    return workload_from_config(config)
+
+
+def lease_guard_us(config: Config) -> float:
+    """How long before its lease ends a client stops using a lock (us): a release must
+    reach the switch before the lease sweep could hand the lock to someone else, so the
+    client keeps one round trip plus ten jitter deviations of margin."""
+    return config.network.rtt_us + 10 * config.network.jitter_us
+
+
+def build(config: Config) -> Model:
+    """The model of ``config``, with a plan made on the fly from a warm-up trace.
+
+    The warm-up run (:func:`pilot_trace`) is the same rack with every lock on the lock
+    servers, with its own random streams; its granted requests are the trace the plan is
+    measured from (:mod:`sim.allocation`).
+    """
+    wl = config.workload
+    tenant_of = {t.id: t for t in config.tenants}
+    priorities = [tenant_of[t].priority for t in config.client_tenants]
+    reads_data = wl.kind == "tpcc"
+    fetch_hops = DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
+    hold_us = hold_time_us(config, fetch_hops)
+    plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
+    trace = warmup_trace(make_workload(config), config, priorities, fetch_hops, plan_rng)
+    if config.switch.slots > 0 and config.servers.count > 0:
+        trace = pilot_trace(config, trace, priorities, hold_us)
+    return assemble(config, *plan_from_trace(trace, config, hold_us), seed_key=config.sim.seed)
+
+
+_PILOTS: dict[str, Warmup] = {}
+
+
+def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
+                hold_us: float) -> Warmup:
+    """The trace of a warm-up run with every lock on the lock servers.
+
+    It runs for at least ``sim.warmup_s`` and until the clients have committed
+    ``PILOT_TXNS_PER_CLIENT`` transactions each and ``PILOT_REQUESTS`` requests in all (at
+    most ``PILOT_MAX_US``), so that r_i and c_i rest on enough requests. Runs that differ
+    only in switch memory or allocation policy share their warm-up run, which is kept per
+    process.
+    """
+    doc = config.to_dict()
+    doc["switch"].pop("slots")
+    doc["policy"].pop("allocation")
+    doc["sim"].pop("duration_s")
+    doc.pop("failures")
+    key = json.dumps(doc, sort_keys=True, default=str)
+    if key not in _PILOTS:
+        servers_only = plan_from_trace(synthetic, config, hold_us, slots=0)
+        pilot = assemble(config, *servers_only, seed_key=[config.sim.seed, PILOT_STREAM])
+        wanted = PILOT_TXNS_PER_CLIENT * config.workload.clients
+        until = max(config.sim.warmup_s * 1e6, PILOT_STEP_US)
+        pilot.start(failures=False)
+        pilot.advance(until)
+        rec = pilot.recorder
+        while ((rec.committed < wanted or rec.granted < PILOT_REQUESTS)
+               and until < PILOT_MAX_US):
+            until += PILOT_STEP_US
+            pilot.advance(until)
+        requests = pilot.recorder.requests_frame()
+        _PILOTS.clear()
+        _PILOTS[key] = trace_from_uses(requests, priorities) if len(requests) else synthetic
+    return _PILOTS[key]
+
+
+def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object) -> Model:
+    """Clients, network and NetLock for ``config`` with a given plan."""
+    wl = config.workload
+    streams = np.random.SeedSequence(seed_key).spawn(3 + wl.clients)
+    net_rng, start_rng, probe_rng = (np.random.default_rng(s) for s in streams[:3])
+    engine = Engine()
+    network = Network(config.network.rtt_us, config.network.jitter_us, config.network.loss,
+                      net_rng)
+    recorder = Recorder()
+    workload = make_workload(config)
+    tenant_of = {t.id: t for t in config.tenants}
+    tenants = list(config.client_tenants)
+    priorities = [tenant_of[t].priority for t in tenants]
+    reads_data = wl.kind == "tpcc"
+    fetch_hops = DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
+    manager = NetLockManager(engine, network, config, plan, partition,
+                             one_rtt=reads_data and config.network.one_rtt)
+    rack = Rack(engine, network, recorder, manager.packet_handlers)
+    lease_us = config.lease.us - lease_guard_us(config)
+    if lease_us <= 0:
+        raise ConfigError(f"{config.source}: lease.us: {config.lease.us:g} us is too short: "
+                          f"clients keep {lease_guard_us(config):g} us of margin (a round trip "
+                          f"plus ten jitter deviations) before a lease ends")
+    params = ClientParams(
+        think_us=wl.think_time_us, lease_us=lease_us,
+        retry_us=config.lease.retry_timeout_us, fetch_hops=fetch_hops,
+        gap_per_lock_us=1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0)
+    machines = client_machines(wl.clients, config.clients.machines, config.clients.rate_rps)
+    clients = make_clients(rack, workload, params, machines, tenants, priorities,
+                           streams[3:])
+    phase = start_rng.uniform(0.0, config.network.rtt_us / 2.0, wl.clients)
+    for client, offset in zip(clients, phase.tolist(), strict=True):
+        client.start(tenant_of[client.tenant].start_s * 1e6 + offset)
+    return Model(config=config, engine=engine, network=network, recorder=recorder,
+                 manager=manager, clients=clients, workload=workload, plan=plan,
+                 hold_us=hold_time_us(config, fetch_hops), probe_rng=probe_rng)

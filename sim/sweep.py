@@ -1,0 +1,195 @@
+"""Sweeps: :func:`sim.simulate.simulate` mapped over a grid of configs in worker processes.
+
+A grid is one or more axes ``key=v1,v2,...`` over dotted config keys; the points are their
+cartesian product, each a validated config. Every point gets its own seed, derived from
+the base seed and the point's values alone (so a point's result does not depend on the
+grid around it or on the order the points ran), unless ``common_seed`` asks for the base
+seed everywhere (common random numbers: smoother curves when points are compared).
+
+Each finished point is written at once to ``points/<id>.json`` under the output folder;
+``resume`` skips the points already there. The results table (one row per point) is
+written as ``results.parquet`` and ``results.csv``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from netlock import atomic
+from netlock.config import Config
+from netlock.config.overrides import parse_override
+from netlock.errors import ConfigError, NetlockError
+from sim.simulate import simulate
+
+SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
+                   "retries", "violations", "granted", "wall_s", "events")
+LATENCY_COLUMNS = ("mean", "p50", "p99", "p999")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One grid axis: a dotted key and the values it takes (typed as in a config file)."""
+
+    key: str
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point: its values per axis key, its seed and its validated config."""
+
+    pid: str
+    values: dict[str, Any]
+    seed: int
+    config: Config
+
+
+def parse_grid(items: Iterable[str]) -> list[Axis]:
+    """``["switch.slots=500,1000", ...]`` -> axes; a malformed item is a ConfigError."""
+    axes: list[Axis] = []
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        values = [v.strip() for v in text.split(",")] if sep else []
+        if not sep or not key or not values or any(v == "" for v in values):
+            raise ConfigError(f"--grid {item!r}: expected KEY=V1,V2,... with a dotted key "
+                              f"and comma-separated values")
+        if any(a.key == key for a in axes):
+            raise ConfigError(f"--grid {key}: the same key is given twice")
+        try:
+            typed = tuple(parse_override(key, v) for v in values)
+        except Exception as exc:  # the override parser raises its own Problem type
+            raise ConfigError(f"--grid {key}: {exc}") from None
+        axes.append(Axis(key, typed))
+    if not axes:
+        raise ConfigError("--grid: give at least one axis, e.g. --grid switch.slots=500,1000")
+    return axes
+
+
+def point_seed(base_seed: int, values: dict[str, Any]) -> int:
+    """A seed from the base seed and the point's values only (stable across runs)."""
+    text = json.dumps({"seed": base_seed, **values}, sort_keys=True, default=str)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") >> 1
+
+
+def grid_points(base: Config, axes: list[Axis], common_seed: bool = False) -> list[Point]:
+    """Every point of the grid, validated; a bad value names its ``--grid`` key."""
+    points = []
+    for combo in itertools.product(*(a.values for a in axes)):
+        values = {a.key: v for a, v in zip(axes, combo, strict=True)}
+        seed = base.sim.seed if common_seed else point_seed(base.sim.seed, values)
+        overrides = {**values, "sim.seed": seed} if "sim.seed" not in values else values
+        try:
+            config = base.with_overrides(overrides)
+        except ConfigError as exc:
+            raise ConfigError(f"--grid {', '.join(values)}: {exc}") from None
+        pid = hashlib.sha1(json.dumps({**values, "seed": config.sim.seed}, sort_keys=True,
+                                      default=str).encode()).hexdigest()[:12]
+        points.append(Point(pid, values, config.sim.seed, config))
+    return points
+
+
+def run_point(config: Config) -> dict[str, Any]:
+    """Simulate one point (in a worker process) and return its flat result row."""
+    summary = simulate(config).summary
+    row = {k: summary[k] for k in SUMMARY_COLUMNS}
+    row.update({f"latency_{k}_us": summary["latency_us"][k] for k in LATENCY_COLUMNS})
+    row.update({f"txn_latency_{k}_us": summary["txn_latency_us"][k] for k in LATENCY_COLUMNS})
+    return row
+
+
+def point_path(out_dir: Path, point: Point) -> Path:
+    return out_dir / "points" / f"{point.pid}.json"
+
+
+def load_finished(out_dir: Path, point: Point) -> dict[str, Any] | None:
+    """The stored result of ``point`` when a previous run finished it, else None."""
+    path = point_path(out_dir, point)
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc.get("result") if doc.get("values") == _jsonable(point.values) else None
+
+
+def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(values, default=str))
+
+
+def save_point(out_dir: Path, point: Point, row: dict[str, Any]) -> None:
+    doc = {"pid": point.pid, "values": _jsonable(point.values), "seed": point.seed,
+           "result": row}
+    atomic.write_text(point_path(out_dir, point), json.dumps(doc, indent=1) + "\n")
+
+
+def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
+              resume: bool = False,
+              progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Run every point (``workers`` processes), streaming each result to disk; the table.
+
+    ``progress(done, total)`` is called after each point. Rows keep the grid's order.
+    """
+    out = Path(out_dir)
+    rows: dict[str, dict[str, Any]] = {}
+    todo = []
+    for point in points:
+        found = load_finished(out, point) if resume else None
+        if found is None:
+            todo.append(point)
+        else:
+            rows[point.pid] = found
+    total = len(points)
+    if progress:
+        progress(len(rows), total)
+    if workers <= 1:
+        for point in todo:
+            rows[point.pid] = _finish(out, point, run_point(point.config))
+            if progress:
+                progress(len(rows), total)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            running: dict[Future, Point] = {pool.submit(run_point, p.config): p for p in todo}
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    point = running.pop(future)
+                    rows[point.pid] = _finish(out, point, _result(future, point))
+                    if progress:
+                        progress(len(rows), total)
+    table = results_table(points, rows)
+    write_table(table, out)
+    return table
+
+
+def _result(future: Future, point: Point) -> dict[str, Any]:
+    try:
+        return future.result()
+    except NetlockError as exc:
+        raise type(exc)(f"grid point {point.values}: {exc}") from None
+
+
+def _finish(out: Path, point: Point, row: dict[str, Any]) -> dict[str, Any]:
+    save_point(out, point, row)
+    return row
+
+
+def results_table(points: list[Point], rows: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    records = [{"point": p.pid, **p.values, "seed": p.seed, **rows[p.pid]} for p in points]
+    return pd.DataFrame.from_records(records)
+
+
+def write_table(table: pd.DataFrame, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    atomic.write_with(out / "results.parquet", lambda tmp: table.to_parquet(tmp, index=False))
+    atomic.write_with(out / "results.csv", lambda tmp: table.to_csv(tmp, index=False))

@@ -1,0 +1,50 @@
+"""The safety checker against a brute-force reference, and on hand-made cases."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.safety import count_violations
+
+
+def active_at_start_of(j: int, i: int, start, end) -> bool:
+    """Use j holds the lock when use i begins (simultaneous starts: the earlier row first)."""
+    if start[j] < start[i]:
+        return start[i] < end[j]
+    return start[j] == start[i] and j < i
+
+
+def reference(lock, mode, start, end) -> int:
+    """Per use: is an incompatible use of the same lock active when it begins? O(n^2)."""
+    return sum(
+        any(j != i and lock[j] == lock[i] and (mode[i] or mode[j])
+            and active_at_start_of(j, i, start, end) for j in range(len(lock)))
+        for i in range(len(lock)))
+
+
+uses = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1), st.integers(0, 20),
+                          st.integers(0, 6)), max_size=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(uses)
+def test_matches_the_brute_force_reference(rows):
+    lock = np.array([r[0] for r in rows], dtype=np.int64)
+    mode = np.array([r[1] for r in rows], dtype=np.int8)
+    start = np.array([r[2] for r in rows], dtype=np.float64)
+    end = start + np.array([r[3] for r in rows], dtype=np.float64)
+    assert count_violations(lock, mode, start, end) == reference(lock, mode, start, end)
+
+
+def test_cases():
+    x, s = 1, 0
+    assert count_violations([1, 1], [x, x], [0, 5], [5, 9]) == 0
+    assert count_violations([1, 1], [x, x], [0, 4], [5, 9]) == 1
+    assert count_violations([1, 1], [s, s], [0, 4], [5, 9]) == 0
+    assert count_violations([1, 1], [s, x], [0, 4], [5, 9]) == 1
+    assert count_violations([1, 2], [x, x], [0, 4], [5, 9]) == 0
+    assert count_violations([1, 1], [x, x], [0, 3], [5, 3]) == 1
+    assert count_violations([1, 1], [x, x], [0, 5], [5, 5]) == 0
+    assert count_violations([1, 1], [s, x], [0, 0], [1, 0]) == 1
