@@ -1,4 +1,5 @@
-"""Commands contributed by ``hwrunner``: ``netlock push`` and ``netlock stats``."""
+"""Commands contributed by ``hwrunner``: ``netlock push``, ``netlock stats`` and
+``netlock autopilot``."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ from typing import Annotated
 
 import typer
 
+from hwrunner.autopilot import Autopilot, AutopilotOptions, Round
 from hwrunner.compile import render_program
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.profile import DEFAULT_PROFILE, load_profile
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
-from hwrunner.stats import read_stats, stats_summary, write_stats
+from hwrunner.servers import NoLockServers
+from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
 from hwrunner.targets import default_journal, open_target, save_target
 from netlock.cli.common import emit_json, guarded, stderr
-from netlock.errors import PlanError, TargetError
-from netlock.plan_io import load_plan
+from netlock.errors import ConfigError, PlanError, TargetError
+from netlock.plan_io import load_plan, save_plan
 
 TARGET_PANEL = "Target"
 OUTPUT_PANEL = "Output"
@@ -74,6 +77,9 @@ def push_command(
     drain_timeout: Annotated[float, typer.Option(
         "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain "
         "(then roll back)")] = 10.0,
+    servers_idle: Annotated[bool, typer.Option(
+        "--servers-idle", help="the lock servers hold nothing for locks whose server the plan "
+        "changes (drained by you): allow a new partition")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Install a plan on a switch, moving live locks safely, and verify it by reading back.
@@ -82,6 +88,8 @@ def push_command(
     that enter start empty; locks that stay are not touched; pushing the plan that is
     already installed sends nothing. A failure before the first lock leaves rolls back;
     after it the push finishes forward, or stops with a journal for --resume.
+    A plan that gives lock ids to other lock servers is refused unless --servers-idle:
+    this command cannot move requests queued at lock servers between them.
     Exit status 1 when the read-back does not match.
 
     Examples:
@@ -102,12 +110,13 @@ def push_command(
                          geometry=plan.geometry if plan else None)
     journal_path = journal or default_journal(target, state)
     options = PushOptions(drain_timeout_s=drain_timeout)
+    servers = NoLockServers(idle=servers_idle)
     try:
         if plan is None:
             if journal_path is None or not journal_path.exists():
                 raise TargetError(f"push --resume: no journal at {journal_path} (nothing to "
                                   "resume)")
-            result = resume(driver, prof, journal_path, options=options)
+            result = resume(driver, prof, journal_path, servers=servers, options=options)
         elif dry_run:
             program = prepare(driver, prof, plan)
             if as_json:
@@ -123,7 +132,8 @@ def push_command(
                            f"(dry run: nothing sent)")
             return
         else:
-            result = push(driver, prof, plan, options=options, journal_path=journal_path)
+            result = push(driver, prof, plan, servers=servers, options=options,
+                          journal_path=journal_path)
     finally:
         if not dry_run:
             save_target(driver, state)
@@ -182,7 +192,97 @@ def stats_command(
             typer.echo(f"{key}: {value}")
 
 
+@guarded
+def autopilot_command(
+    plan_file: Annotated[Path, typer.Argument(
+        metavar="PLAN", help="the plan pushed last: its geometry, slot budget, server rate and "
+        "partition frame the new plans")],
+    target: TargetOpt = EMULATOR,
+    state: StateOpt = None,
+    profile: Annotated[str, typer.Option(
+        "--profile", help="switch profile; the program must count acquires and peak "
+        "occupancy per lock", rich_help_panel=TARGET_PANEL)] = "netlock-stats",
+    bfrt: BfrtOpt = None,
+    device: DeviceOpt = 0,
+    interval: Annotated[float, typer.Option(
+        "--interval", help="seconds per round (counters are read and reset each round)")]
+    = 10.0,
+    max_rounds: Annotated[int | None, typer.Option(
+        "--max-rounds", min=1, help="stop after this many rounds [default: until Ctrl-C]")]
+    = None,
+    margin: Annotated[float, typer.Option(
+        "--margin", help="migrate only when the new plan's switch rps beats the live layout's "
+        "by this fraction, on two rounds' counters")] = AutopilotOptions.margin,
+    keep: Annotated[float, typer.Option(
+        "--keep", help="a switch-resident lock's value counts (1 + KEEP) times when locks "
+        "compete for slots")] = AutopilotOptions.keep,
+    memory: Annotated[float, typer.Option(
+        "--memory", help="fraction of last round's peak occupancy kept when a round's peak is "
+        "lower")] = AutopilotOptions.memory,
+    slots: Annotated[int | None, typer.Option(
+        "--slots", help="slot budget [default: the plan's]")] = None,
+    server_counters: Annotated[Path | None, typer.Option(
+        "--server-counters", help="a .csv/.parquet the lock servers rewrite each round with "
+        "lock_id, requests, peak_occupancy of the locks they serve (without it only "
+        "switch-resident locks are seen)")] = None,
+    save_plan_to: Annotated[Path | None, typer.Option(
+        "--save-plan", help="write each plan the loop pushes to this file",
+        rich_help_panel=OUTPUT_PANEL)] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Keep the switch's plan current: measure, re-plan, migrate when the workload moved.
+
+    Each round reads the per-lock counters (r_i, c_i), re-plans with Algorithm 3 keeping the
+    live partition, and pushes (safely, as netlock push) only when the new plan beats the live
+    layout by --margin on two consecutive rounds' counters; locks in the switch keep their
+    place unless their value falls clearly below the entry threshold (--keep).
+
+    Examples:
+
+        netlock autopilot plan.yaml --target emulator --state switch.json --interval 5 \
+            --max-rounds 3 --json
+
+        netlock autopilot plan.yaml --target grpc://10.0.0.5:50052 --interval 10 \
+            --server-counters servers.parquet --save-plan current.yaml
+    """
+    options = AutopilotOptions(interval_s=interval, margin=margin, keep=keep, memory=memory,
+                               slots=slots)
+    found = options.problem()
+    if found:
+        raise ConfigError(found)
+    prof = load_profile(profile)
+    plan = load_plan(plan_file)
+    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
+                         geometry=plan.geometry)
+    counters = (None if server_counters is None
+                else lambda: read_server_counters(server_counters))
+
+    def report(done: Round) -> None:
+        stderr(f"netlock: round {done.number}: {done.locks_seen} locks, "
+               f"{done.total_rps:,.0f} rps, switch {done.live_rps:,.0f} rps live vs "
+               f"{done.new_rps:,.0f} planned: "
+               f"{'migrated ' + str(done.push.migrated_locks) + ' locks' if done.push else 'kept'}")
+        if done.push is not None and save_plan_to is not None and pilot.last_plan is not None:
+            save_plan(pilot.last_plan, save_plan_to)
+
+    try:
+        pilot = Autopilot(driver, prof, plan, options=options, server_counters=counters,
+                          journal_path=default_journal(target, state))
+        rounds = pilot.run(max_rounds, report)
+    finally:
+        save_target(driver, state)
+        driver.close()
+    if as_json:
+        emit_json({"target": driver.target, "rounds": len(rounds),
+                   "migrations": pilot.migrations,
+                   "verified": all(r.push.verified for r in rounds if r.push),
+                   "history": [r.to_json() for r in rounds]})
+    if any(r.push is not None and not r.push.verified for r in rounds):
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``push`` and ``stats`` to the ``netlock`` app."""
+    """Add ``push``, ``stats`` and ``autopilot`` to the ``netlock`` app."""
     app.command("push")(push_command)
     app.command("stats")(stats_command)
+    app.command("autopilot")(autopilot_command)

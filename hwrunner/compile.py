@@ -2,24 +2,34 @@
 
 The order is the paper's move protocol, made explicit so it can be journaled and resumed:
 
-1. ``partition``  rewrite the lock-server partition table (locks the switch does not own);
-2. ``pause``      set the pause flag of every lock that moves or leaves: new acquires overflow
+1. ``pause``      set the pause flag of every lock that moves or leaves: new acquires overflow
                   to the lock server, which buffers them behind the switch queue;
-3. ``drain``      wait (with a timeout) until those switch queues are empty;
-4. ``unmap``      delete their lock-table entries: the switch no longer owns them;
-5. ``handover``   their lock servers take them over (buffered requests first);
-6. ``quiesce``    the servers of locks that enter (or re-enter at a new region) stop granting
+2. ``drain``      wait (with a timeout) until those switch queues are empty;
+3. ``transfer``   for lock-id ranges that change lock server: the old server stops granting
+                  them, the new one holds back what it gets, and the push waits (with a
+                  timeout) until the old server has no holders in them;
+4. ``partition``  rewrite the lock-server partition table (locks the switch does not own);
+5. ``adopt``      after a settling delay, the old servers hand their queues, buffers and
+                  resident locks of those ranges to the new ones, ahead of what came since;
+6. ``unmap``      delete the lock-table entries of locks that move or leave;
+7. ``handover``   their lock servers take them over (buffered requests first);
+8. ``quiesce``    the servers of locks that enter (or re-enter at a new region) stop granting
                   them and wait until no holder remains;
-7. ``install``    write their registers at the new region, empty;
-8. ``map``        per batch, with no traffic in between: the servers hand over the requests
-                  they queue for the batch's locks, their count is written as server-held (so
-                  the switch stays in overflow mode and the server pushes them back in order),
-                  and the lock-table entries are added: the switch owns the locks from here on;
-9. ``admit``      the servers push their queued requests back into the switch queues.
+9. ``install``    write their registers at the new region, empty;
+10. ``map``       per batch: the servers hand over the requests they queue for the batch's
+                  locks, their count is written as server-held (so the switch stays in overflow
+                  mode and the server pushes them back in order), and the lock-table entries are
+                  added: the switch owns the locks from here on. Requests the switch forwarded
+                  between the hand-over and the entry are held aside by the servers and, after
+                  a settling delay, sent to the switch again, so server-held counts exactly the
+                  requests the servers hold (traffic may run between any two operations);
+11. ``admit``     the servers push their queued requests back into the switch queues.
 
 A lock that moves within the switch leaves and re-enters, so no step ever rewrites the region
 of a lock the switch is serving. Locks that stay are never touched, and a plan that is already
-live compiles to no step at all.
+live compiles to no step at all. Until the point of no return (:attr:`Program.no_return`: the
+first step after ``pause``, ``drain`` and ``transfer``, or after ``partition`` when no server
+state moves) a push can be undone; see :mod:`hwrunner.push`.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwrunner.layout import Layout, Migration, normalize_partition
+from hwrunner.layout import Layout, Migration, ServerMove, normalize_partition
 from hwrunner.operations import (
     DataColumn,
     EntryAdd,
@@ -44,9 +54,9 @@ from hwrunner.schema import MATCH_PRIORITY
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
 
-PHASES = ("partition", "pause", "drain", "unmap", "handover", "quiesce", "install", "map",
-          "admit")
-WAIT_PHASES = ("drain", "handover", "quiesce", "admit")
+PHASES = ("pause", "drain", "transfer", "partition", "adopt", "unmap", "handover", "quiesce",
+          "install", "map", "admit")
+WAIT_PHASES = ("drain", "transfer", "adopt", "handover", "quiesce", "admit")
 """Phases that send no switch operation: they wait on the switch or on the lock servers."""
 
 
@@ -57,6 +67,8 @@ class Step:
     phase: str
     rows: Layout
     ops: tuple[Operation, ...] = ()
+    moves: tuple[ServerMove, ...] = ()
+    """Lock-id ranges changing server (``transfer`` and ``adopt`` steps)."""
 
     @property
     def lock_ids(self) -> np.ndarray:
@@ -69,9 +81,16 @@ class Step:
     def describe(self) -> str:
         if self.phase in WAIT_PHASES:
             what = {"drain": "wait until the switch queues are empty",
+                    "transfer": "old lock servers stop granting and wait for holders to "
+                                "release",
+                    "adopt": "new lock servers adopt the old servers' queues",
                     "handover": "lock servers take over",
                     "quiesce": "lock servers stop granting and wait for holders to release",
                     "admit": "lock servers push their queued requests back to the switch"}
+            if self.moves:
+                ranges = ", ".join(f"{m.lo}..{m.hi}: server {m.source} -> {m.dest}"
+                                   for m in self.moves)
+                return f"{self.phase}: {what[self.phase]} ({ranges})"
             return f"{self.phase}: {what[self.phase]} ({len(self.rows)} locks)"
         return (f"{self.phase}: {self.operations} operations in {len(self.ops)} batches "
                 f"({len(self.rows)} locks)")
@@ -91,6 +110,14 @@ class Program:
     @property
     def batches(self) -> int:
         return sum(len(s.ops) for s in self.steps)
+
+    @property
+    def no_return(self) -> int:
+        """Index of the first step that cannot be undone (``len(steps)`` if none)."""
+        undoable = UNDOABLE if any(s.phase == "transfer" for s in self.steps) else (
+            *UNDOABLE, "partition")
+        return next((i for i, s in enumerate(self.steps) if s.phase not in undoable),
+                    len(self.steps))
 
 
 def lock_table_add(profile: SwitchProfile, rows: Layout) -> EntryAdd:
@@ -182,7 +209,9 @@ def _key_rows(op: Operation) -> list[tuple[int, ...]]:
 
 def partition_ops(profile: SwitchProfile, live: Operation | None,
                   target: EntryAdd) -> list[Operation]:
-    """Delete stale keys, modify changed servers, add new keys (read-back ``live`` entries)."""
+    """Add new keys, modify changed servers, then delete stale keys (``live``: the read-back
+    entries). Make before break: while the batches go out, every lock id the table covered
+    stays covered, by an entry of the old partition or of the new one."""
     if live is None or len(live) == 0:
         return [target] if len(target) else []
     live_rows = {k: i for i, k in enumerate(_key_rows(live))}
@@ -195,14 +224,14 @@ def partition_ops(profile: SwitchProfile, live: Operation | None,
                         if k in live_rows and live_server[live_rows[k]] != target_server[i]],
                        dtype=np.int64)
     ops: list[Operation] = []
-    if len(stale):
-        dead = live.take(stale)
-        ops.append(EntryDelete(dead.table, dead.keys))
+    if len(fresh):
+        ops.append(target.take(fresh))
     if len(changed):
         mod = target.take(changed)
         ops.append(EntryModify(mod.table, mod.keys, mod.data, mod.action))
-    if len(fresh):
-        ops.append(target.take(fresh))
+    if len(stale):
+        dead = live.take(stale)
+        ops.append(EntryDelete(dead.table, dead.keys))
     return ops
 
 
@@ -236,6 +265,8 @@ def step_ops(profile: SwitchProfile, phase: str, rows: Layout) -> tuple[Operatio
 
 OUT_PHASES = ("pause", "drain", "unmap", "handover")
 IN_PHASES = ("quiesce", "install", "map", "admit")
+UNDOABLE = ("pause", "drain", "transfer")
+"""Steps a failure can roll back (the partition too when no server state moves)."""
 
 
 def compile_migration(profile: SwitchProfile, migration: Migration,
@@ -247,14 +278,22 @@ def compile_migration(profile: SwitchProfile, migration: Migration,
     """
     live, target = migration.live, migration.target
     steps: list[Step] = []
+    out_rows = live.take(np.union1d(migration.moved_live, migration.leaving))
+    out = [Step(p, out_rows, step_ops(profile, p, out_rows)) for p in OUT_PHASES] \
+        if len(out_rows) else []
+    steps += out[:2]
+    part_ops: list[Operation] = []
     if live_partition is not None or migration.partition_changed:
         part_ops = partition_ops(profile, live_partition,
                                  partition_entries(profile, target.partition))
-        if part_ops:
-            steps.append(Step("partition", Layout.empty(), chunked(part_ops, profile.batch_size)))
-    out_rows = live.take(np.union1d(migration.moved_live, migration.leaving))
-    if len(out_rows):
-        steps += [Step(p, out_rows, step_ops(profile, p, out_rows)) for p in OUT_PHASES]
+    moves = migration.server_moves if part_ops else ()
+    if moves:
+        steps.append(Step("transfer", Layout.empty(), moves=moves))
+    if part_ops:
+        steps.append(Step("partition", Layout.empty(), chunked(part_ops, profile.batch_size)))
+    if moves:
+        steps.append(Step("adopt", Layout.empty(), moves=moves))
+    steps += out[2:]
     in_rows = target.take(np.union1d(migration.moved, migration.entering))
     if len(in_rows):
         steps += [Step(p, in_rows, step_ops(profile, p, in_rows)) for p in IN_PHASES]

@@ -11,7 +11,9 @@ the locks live in. The two are bridged by the profile's names:
 - writing a mapped lock's pause flag pauses or resumes it; its counters may be reset;
   rewriting the queue registers of a lock the switch is serving is refused (unmap it first);
 - reading pipe 0 of a mapped lock's registers (or of the queue slots) returns the data plane's
-  live values in the program's encoding; other pipes return what was written.
+  live values in the program's encoding; other pipes return what was written;
+- :meth:`EmulatedSwitch.server_of` forwards locks it does not own as the partition table
+  says (what routes the emulated rack's requests to its lock servers).
 
 Control-plane operations can produce actions for the lock servers (NOTIFY_SERVER when a lock
 arrives with requests buffered at its server); they collect in :attr:`EmulatedSwitch.outbox`.
@@ -26,7 +28,7 @@ import numpy as np
 from hwrunner.emulated_program import EmulatedProgram, emulated_schema
 from hwrunner.operations import EntryAdd, EntryDelete, EntryModify, Operation, RegisterWrite
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import Schema, Table
+from hwrunner.schema import MATCH_PRIORITY, Schema, Table
 from netlock.dataplane import ControlPlaneError, SwitchDataPlane
 from netlock.dataplane.layout import (
     L_EXCLUSIVE,
@@ -84,6 +86,8 @@ class EmulatedSwitch:
             table = self.schema.table(reg.register)
             self._slot_field[(table.name, reg.field)] = concept
         self._lock_table = self.schema.table(profile.lock_table.table).name
+        self._partition_table = self.schema.table(profile.partition.table).name
+        self._routes: tuple[np.ndarray, ...] | None = None
         self._tenant_table = (self.schema.table(profile.tenant_table.table).name
                               if profile.tenant_table else None)
         size = min(self.schema.table(r.register).size for r in profile.lock_registers.values())
@@ -96,6 +100,8 @@ class EmulatedSwitch:
 
     def write(self, op: Operation) -> None:
         table = self.program.table(op.table)
+        if table.name == self._partition_table:
+            self._routes = None
         if table.name == self._lock_table:
             self._write_lock_table(op)
         elif isinstance(op, RegisterWrite):
@@ -153,6 +159,11 @@ class EmulatedSwitch:
         inside = (index >= 0) & (index < len(self._lock_at))
         taken = np.zeros(len(index), dtype=bool)
         taken[inside] = self._lock_at[index[inside]] >= 0
+        _, first = np.unique(index, return_index=True)
+        if len(first) < len(index):
+            row = int(np.setdiff1d(np.arange(len(index)), first)[0])
+            raise TargetError(f"{self._lock_table}: the batch maps two locks to index "
+                              f"{int(index[row])}")
         if taken.any():
             row = int(np.argmax(taken))
             raise TargetError(f"{self._lock_table}: index {int(index[row])} already belongs to "
@@ -165,29 +176,18 @@ class EmulatedSwitch:
         self._check_empty(lock_ids, index, state)
         self.program.apply(op)
         base = self.profile.slot_base
-        actions: list[Action] = []
-        for row, (lock, i) in enumerate(zip(lock_ids, index.tolist(), strict=True)):
-            try:
-                actions += self.dataplane.install(
-                    lock, 0, int(state["left"][row]) - base, int(state["right"][row]) - base,
-                    int(state["server_held"][row]))
-            except ControlPlaneError as exc:
-                self._undo_add(op, lock_ids[:row])
-                raise TargetError(f"{self._lock_table}: lock {lock} (index {i}): {exc}") from None
-            if state["paused"][row]:
-                self.dataplane.pause(lock)
-            self._lock_at[i] = lock
-            self._dp_index[i] = self.dataplane.lock_index(lock)
+        keys = op.key_value(lt.key)
+        try:
+            actions = self.dataplane.install_many(keys, 0, state["left"] - base,
+                                                  state["right"] - base, state["server_held"])
+        except ControlPlaneError as exc:
+            self.program.apply(EntryDelete(op.table, op.keys))
+            raise TargetError(f"{self._lock_table}: {exc}") from None
+        for lock in keys[state["paused"] != 0].tolist():
+            self.dataplane.pause(lock)
+        self._lock_at[index] = keys
+        self._dp_index[index] = self.dataplane.lock_indices(keys)
         self.outbox += actions
-
-    def _undo_add(self, op: Operation, installed: list[int]) -> None:
-        """Take back a lock-table batch that failed midway (a batch applies all or nothing)."""
-        for lock in installed:
-            self.dataplane.remove(lock)
-        self.program.apply(EntryDelete(op.table, op.keys))
-        gone = np.isin(self._lock_at, installed)
-        self._lock_at[gone] = -1
-        self._dp_index[gone] = -1
 
     def _registers_at(self, index: np.ndarray) -> dict[str, np.ndarray]:
         """Pipe 0 of every per-lock register at ``index``, by concept."""
@@ -298,6 +298,40 @@ class EmulatedSwitch:
             self.dataplane.set_tenant_quota(tenant, quota)
 
     # --- for the emulator's own users (tests, demo) -----------------------------------------
+
+    def server_of(self, lock_ids: np.ndarray) -> np.ndarray:
+        """The lock server (profile number) the partition table forwards each lock id to;
+        -1 where no entry matches or the address is not in the profile. Of several matching
+        entries the lowest ``$MATCH_PRIORITY`` wins, then the oldest."""
+        if self._routes is None:
+            self._routes = self._route_table()
+        lo, hi, mask, value, server = self._routes
+        ids = np.asarray(lock_ids, dtype=np.int64)
+        flat = ids.reshape(-1, 1)
+        if not len(server):
+            return np.full(ids.shape, -1, dtype=np.int64)
+        hit = (flat & mask == value) & (lo <= flat) & (flat <= hi)
+        out = np.where(hit.any(axis=1), server[np.argmax(hit, axis=1)], -1)
+        return out.reshape(ids.shape)
+
+    def _route_table(self) -> tuple[np.ndarray, ...]:
+        """Partition entries as (lo, hi, mask, value, server) columns in match order."""
+        part = self.profile.partition
+        entries = self.program.read_entries(part.table, (part.key, MATCH_PRIORITY),
+                                            (part.server_param,))
+        key, prio = entries.keys
+        n = len(entries)
+        if key.mask is not None:
+            lo, hi = np.zeros(n, np.int64), np.full(n, np.iinfo(np.int64).max)
+            mask, value = key.mask, key.value
+        else:
+            lo, hi = key.value, key.high if key.high is not None else key.value
+            mask, value = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        index_of = {ip: i for i, ip in enumerate(part.servers)}
+        server = np.array([index_of.get(int(ip), -1) for ip in entries.data[0].value.tolist()],
+                          dtype=np.int64)
+        order = np.argsort(prio.value, kind="stable")
+        return tuple(np.asarray(c, dtype=np.int64)[order] for c in (lo, hi, mask, value, server))
 
     def take_outbox(self) -> list[Action]:
         """Actions the control plane produced for the lock servers since the last call."""

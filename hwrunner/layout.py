@@ -4,8 +4,20 @@ A :class:`Layout` is the plan seen through a profile: the lock-to-index table, t
 region [left, right] (global shared-queue slots, the plan's numbering) of every lock, and the
 lock-server partition. A :class:`Migration` is the difference between the live layout and the
 target: which locks stay, move (same index, new region), leave (hand over to their lock
-server) or enter (start empty). Register indices of locks that stay are kept, so a lock that
-does not move is never touched.
+server) or enter (start empty), and which lock-id ranges change lock server
+(:func:`server_moves`). Register indices of locks that stay are kept, so a lock that does not
+move is never touched.
+
+Why this module diffs layouts itself instead of taking :func:`planner.migrate.plan_migration`'s
+steps: the planner orders per-lock changes so that no two live regions ever overlap (a
+protocol that moves locks one at a time while the others serve), which costs a Python loop
+per lock -- 1.6 s for 100K locks, most of the 2 s a whole push may take. The hardware runner
+does not need that order: it takes every changed lock off the switch before it installs any
+(:mod:`hwrunner.compile`), so it needs only which locks stay, change, leave or enter, against
+the layout read back from the switch, keyed by register index. That set is a few vectorised
+set operations here; ``tests/hwrunner/test_compile.py`` checks that it always agrees with the
+planner's steps (a planner ``resize`` or ``move`` is a lock that moves here, a ``leave``
+followed by an ``enter`` of the same lock as well).
 """
 
 from __future__ import annotations
@@ -14,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hwrunner.operations import EntryAdd
 from hwrunner.profile import SwitchProfile
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange, Plan
@@ -112,10 +125,10 @@ def layout_for(plan: Plan, profile: SwitchProfile, live: Layout | None = None,
     fresh_needed = int((~kept).sum())
     if fresh_needed:
         base = profile.lock_index_base
-        all_idx = np.arange(base, capacity, dtype=_I64)
-        kept_idx = index[kept]
-        unused = np.setdiff1d(all_idx, live.index, assume_unique=True)
-        freed = np.setdiff1d(np.intersect1d(all_idx, live.index), kept_idx)
+        span = np.arange(base, min(capacity, base + fresh_needed + len(live)), dtype=_I64)
+        unused = span[~np.isin(span, live.index)]
+        ours = (live.index >= base) & (live.index < capacity) & ~np.isin(live.index, index[kept])
+        freed = np.sort(live.index[ours])
         pool = np.concatenate([unused, freed])
         index[~kept] = pool[:fresh_needed]
     partition = normalize_partition(plan.partition or (PartitionRange(0, 0, 0),),
@@ -144,6 +157,62 @@ def normalize_partition(ranges: tuple[PartitionRange, ...], width: int) -> tuple
     return tuple(merged)
 
 
+def decode_partition(profile: SwitchProfile, entries: EntryAdd) -> tuple[PartitionRange, ...]:
+    """Partition-table entries -> server ranges; an address the profile does not list becomes
+    server -1."""
+    part = profile.partition
+    if len(entries) == 0:
+        return ()
+    key = entries.keys[0]
+    full = (1 << part.key_width) - 1
+    if key.mask is not None:
+        lo, hi = key.value, key.value | (~key.mask & full)
+    else:
+        lo, hi = key.value, key.high if key.high is not None else key.value
+    index_of = {ip: i for i, ip in enumerate(part.servers)}
+    server = [index_of.get(int(ip), -1) for ip in entries.data[0].value.tolist()]
+    ranges = [PartitionRange(int(a), int(b), s) for a, b, s in zip(lo.tolist(), hi.tolist(),
+                                                                   server, strict=True)]
+    return normalize_partition(tuple(ranges), part.key_width)
+
+
+@dataclass(frozen=True)
+class ServerMove:
+    """Lock ids ``lo..hi`` change lock server, from ``source`` to ``dest`` (server numbers)."""
+
+    lo: int
+    hi: int
+    source: int
+    dest: int
+
+
+def server_moves(live: tuple[PartitionRange, ...],
+                 target: tuple[PartitionRange, ...]) -> tuple[ServerMove, ...]:
+    """The lock-id ranges whose server differs between two normalized partitions.
+
+    An empty live partition (a switch whose table routes nothing yet) moves nothing.
+    """
+    if not live or not target:
+        return ()
+    starts = sorted({p.lo for p in (*live, *target)})
+    top = max(live[-1].hi, target[-1].hi)
+
+    def owner(ranges: tuple[PartitionRange, ...], lock: int) -> int:
+        return next((p.server for p in ranges if p.lo <= lock <= p.hi), -1)
+
+    moves: list[ServerMove] = []
+    for lo, nxt in zip(starts, [*starts[1:], top + 1], strict=True):
+        source, dest = owner(live, lo), owner(target, lo)
+        if source == dest:
+            continue
+        if moves and moves[-1].hi + 1 == lo and (moves[-1].source, moves[-1].dest) == (source,
+                                                                                      dest):
+            moves[-1] = ServerMove(moves[-1].lo, nxt - 1, source, dest)
+        else:
+            moves.append(ServerMove(lo, nxt - 1, source, dest))
+    return tuple(moves)
+
+
 @dataclass(frozen=True)
 class Migration:
     """From ``live`` to ``target``: row selections into each layout.
@@ -162,6 +231,11 @@ class Migration:
     @property
     def partition_changed(self) -> bool:
         return self.live.partition != self.target.partition
+
+    @property
+    def server_moves(self) -> tuple[ServerMove, ...]:
+        """Lock-id ranges that change lock server (their server state must move too)."""
+        return server_moves(self.live.partition, self.target.partition)
 
     @property
     def migrated_locks(self) -> int:

@@ -88,6 +88,8 @@ class SwitchProfile:
 
     ``lock_index_base`` is the register index of the first lock and ``slot_base`` the register
     value of global queue slot 0 (the public program leaves index 0 unused for both).
+    ``traffic_pipe`` is the pipe lock packets go through: the one whose queue state counts
+    (writes go to every pipe; the others keep what was written).
     ``lock_capacity``/``slot_capacity`` size the emulated switch when no bf-rt.json is given.
     """
 
@@ -105,6 +107,7 @@ class SwitchProfile:
     partition: PartitionTable
     tenant_table: TenantTable | None = None
     tenant_counter: RegisterField | None = None
+    traffic_pipe: int = 0
     source: str = "<profile>"
 
     def register(self, concept: str) -> RegisterField:
@@ -201,10 +204,14 @@ def profile_from_dict(doc: object, source: str) -> SwitchProfile:
     tenant = doc.get("tenant_table")
     if tenant is not None and not isinstance(tenant, dict):
         raise r.fail("tenant_table", "expected a mapping")
+    pipes = r.integer(doc, "pipes", "", default=1, low=1)
+    traffic_pipe = r.integer(doc, "traffic_pipe", "", default=0)
+    if traffic_pipe >= pipes:
+        raise r.fail("traffic_pipe", f"must be below pipes ({pipes}), got {traffic_pipe}")
     return SwitchProfile(
         name=r.text(doc, "name", ""),
         program=r.text(doc, "program", ""),
-        pipes=r.integer(doc, "pipes", "", default=1, low=1),
+        pipes=pipes,
         lock_index_base=r.integer(doc, "lock_index_base", "", default=0),
         slot_base=r.integer(doc, "slot_base", "", default=0),
         lock_capacity=r.integer(doc, "lock_capacity", "", default=65536, low=1),
@@ -237,6 +244,7 @@ def profile_from_dict(doc: object, source: str) -> SwitchProfile:
         ),
         tenant_counter=(r.register(doc["tenant_counter"], "tenant_counter")
                         if doc.get("tenant_counter") is not None else None),
+        traffic_pipe=traffic_pipe,
         source=source,
     )
 

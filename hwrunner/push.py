@@ -2,12 +2,17 @@
 
 A push reads the layout the switch holds now, compiles the migration to the plan
 (:mod:`hwrunner.compile`), checks every batch against the program before sending any, and
-runs the steps in order, journaling each. Until the first lock leaves the switch (the point
-of no return) a failure -- a rejected batch, a drain timeout, Ctrl-C -- rolls the switch back
-to the layout it had; after it, the push finishes forward (retrying the failed step) and, if
-it still cannot, stops with the switch consistent and the journal telling ``--resume`` where
-to continue. Written registers are read back before the locks they belong to go live, and
-the final layout is read back and compared on every pipe.
+runs the steps in order, journaling each. Until the point of no return (the first lock leaves
+the switch, or server state moves between lock servers) a failure -- a rejected batch, a
+drain or transfer timeout, Ctrl-C -- rolls the switch and the servers back to what they had;
+after it, the push finishes forward (retrying the failed step) and, if it still cannot, stops
+with the switch consistent and the journal telling ``--resume`` where to continue. Written
+registers are read back before the locks they belong to go live, and the final layout is read
+back and compared on every pipe.
+
+Traffic may run between any two operations, as on a real switch. Where requests in flight
+matter (after the partition changes, after lock-table entries are added) the push waits
+``settle_s`` -- longer than a switch-to-server delivery -- before the servers act on them.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from hwrunner.journal import (
     load_journal,
     save_journal,
 )
-from hwrunner.layout import Layout, diff, layout_for
+from hwrunner.layout import Layout, ServerMove, diff, layout_for
 from hwrunner.operations import Operation
 from hwrunner.profile import SwitchProfile
 from hwrunner.readback import check_layout, check_writes, read_live, read_partition
@@ -47,8 +52,6 @@ from hwrunner.servers import LockServers, NoLockServers
 from hwrunner.validate import validate_operations
 from netlock.errors import TargetError
 from netlock.plan import Plan
-
-BEFORE_NO_RETURN = ("partition", "pause", "drain")
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class PushOptions:
     drain_timeout_s: float = 10.0
     quiesce_timeout_s: float = 10.0
     poll_s: float = 0.005
+    settle_s: float = 0.001
     retries: int = 1
     verify: bool = True
 
@@ -166,6 +170,17 @@ class _Run:
                                   f"(first: lock {int(pending.lock_id[0])})")
             self.pacer.wait(self.options.poll_s)
 
+    def wait_transfer(self, moves: tuple[ServerMove, ...]) -> None:
+        """Until the old servers have no holders left in the moving ranges (or time out)."""
+        start = self.pacer.now()
+        timeout_s = self.options.quiesce_timeout_s
+        while not (ready := self.servers.transfer_ready(moves)).all():
+            if self.pacer.now() - start > timeout_s:
+                m = moves[int(np.argmax(~ready))]
+                raise TargetError(f"transfer: lock server {m.source} still has holders of locks "
+                                  f"{m.lo}..{m.hi} after {timeout_s} s")
+            self.pacer.wait(self.options.poll_s)
+
     def drained(self, rows: Layout) -> np.ndarray:
         """Switch queues empty on every pipe: all slots free, no holders (or not mapped)."""
         ok = ~self.mapped(rows)
@@ -185,6 +200,12 @@ class _Run:
             self.send(step.ops if fresh else partition_ops(
                 self.profile, read_partition(self.driver, self.profile),
                 partition_entries(self.profile, self.journal.goal.partition)))
+        elif phase == "transfer":
+            self.servers.begin_transfer(step.moves)
+            self.wait_transfer(step.moves)
+        elif phase == "adopt":
+            self.pacer.wait(self.options.settle_s)
+            self.servers.finish_transfer(step.moves)
         elif phase in ("pause", "unmap"):
             live = rows if fresh else rows.take(np.flatnonzero(self.mapped(rows)))
             ops = step.ops if fresh else step_ops(self.profile, phase, live)
@@ -209,24 +230,21 @@ class _Run:
             size = self.profile.batch_size
             for start in range(0, len(todo), size):
                 self.map_batch(todo.take(np.arange(start, min(start + size, len(todo)))))
+            self.pacer.wait(self.options.settle_s)
+            self.servers.mapped(rows.lock_id)
         elif phase == "admit":
             self.servers.admit(rows.lock_id)
 
     def map_batch(self, rows: Layout) -> None:
-        """Hand-over, server-held count and lock-table entries of ``rows``, with no traffic
-        in between (requests the servers queue meanwhile must all be counted)."""
+        """Hand-over, server-held count and lock-table entries of ``rows``. Requests that
+        reach the servers between the hand-over and the entries are held aside by them (and
+        re-sent after the ``map`` step), so server-held is exactly what the servers hold."""
         held = self.servers.hand_over(rows.lock_id)
-        writes = held_writes(self.profile, rows, held) if held.any() else []
-        for op in writes:
-            self.driver.write(op)
-            self.operations += len(op)
-            self.batches += 1
-        self.check(tuple(writes), "map")
-        (add,) = step_ops(self.profile, "map", rows)
-        self.driver.write(add)
-        self.operations += len(add)
-        self.batches += 1
         self.pacer.wait(0.0)
+        writes = held_writes(self.profile, rows, held) if held.any() else []
+        self.send(writes)
+        self.check(tuple(writes), "map")
+        self.send(step_ops(self.profile, "map", rows))
 
     def check(self, ops: tuple[Operation, ...], phase: str) -> None:
         if not self.options.verify:
@@ -235,10 +253,10 @@ class _Run:
         if problems:
             raise TargetError(f"{phase}: read-back differs from what was written: {problems[0]}")
 
-    def forward(self, steps: tuple[Step, ...], start: int, fresh: bool) -> str:
-        """Run ``steps[start:]``; roll back or finish forward on failure. Returns the outcome."""
-        no_return = next((i for i, s in enumerate(steps) if s.phase not in BEFORE_NO_RETURN),
-                         len(steps))
+    def forward(self, program: Program, start: int, fresh: bool) -> str:
+        """Run the program's steps from ``start``; roll back or finish forward on failure.
+        Returns the outcome."""
+        steps, no_return = program.steps, program.no_return
         i = start
         recovered = False
         while i < len(steps):
@@ -265,10 +283,14 @@ class _Run:
         return "finished forward" if recovered else "installed"
 
     def rollback(self, steps: tuple[Step, ...], upto: int, reason: str) -> None:
-        """Undo steps ``[0, upto]``: resume the paused locks and restore the partition."""
+        """Undo steps ``[0, upto]``: resume the paused locks, call off server transfers and
+        restore the partition."""
         self.record(direction=ROLLBACK, step=upto)
         self.problems.append(f"rolled back: {reason}")
         try:
+            for step in steps[:upto + 1]:
+                if step.phase == "transfer":
+                    self.servers.cancel_transfer(step.moves)
             for rows in [s.rows for s in steps[:upto + 1] if s.phase == "pause"]:
                 live = rows.take(np.flatnonzero(self.mapped(rows)))
                 if len(live):
@@ -312,11 +334,19 @@ def push(driver: Driver, profile: SwitchProfile, plan: Plan, *,
                           f"(step {pending.step + 1}, {pending.direction}); run netlock push "
                           f"--resume first")
     program = program or prepare(driver, profile, plan)
+    servers = servers or NoLockServers()
+    moves = program.migration.server_moves if any(s.moves for s in program.steps) else ()
+    if moves and not servers.can_transfer:
+        m = moves[0]
+        raise TargetError(f"plan: moves locks {m.lo}..{m.hi} from lock server {m.source} to "
+                          f"{m.dest} ({len(moves)} range(s) change server): the push cannot "
+                          f"move requests queued at lock servers it does not control; drain "
+                          f"those servers and pass --servers-idle, or keep the live partition")
     migration = program.migration
     journal = Journal(driver.target, profile.name, migration.live, migration.target)
-    run = _Run(driver, profile, servers or NoLockServers(), options or PushOptions(),
+    run = _Run(driver, profile, servers, options or PushOptions(),
                pacer or WallPacer(), journal, journal_path if program.steps else None)
-    outcome = run.forward(program.steps, 0, fresh=True) if program.steps else "unchanged"
+    outcome = run.forward(program, 0, fresh=True) if program.steps else "unchanged"
     return _finish(run, outcome, migration.target, migration.migrated_locks, started)
 
 
@@ -334,7 +364,7 @@ def resume(driver: Driver, profile: SwitchProfile, journal_path: str | Path, *,
     run = _Run(driver, profile, servers or NoLockServers(), options or PushOptions(),
                pacer or WallPacer(), journal, journal_path)
     if journal.direction == FORWARD:
-        outcome = run.forward(program.steps, journal.step, fresh=False)
+        outcome = run.forward(program, journal.step, fresh=False)
         if outcome == "installed":
             outcome = "finished forward"
     else:

@@ -13,11 +13,10 @@ import numpy as np
 
 from hwrunner.compile import partition_entries
 from hwrunner.driver import Driver, same_on_all_pipes
-from hwrunner.layout import Layout, normalize_partition
+from hwrunner.layout import Layout, decode_partition
 from hwrunner.operations import EntryAdd, Operation, RegisterWrite, ipv4
 from hwrunner.profile import SwitchProfile
 from hwrunner.schema import MATCH_PRIORITY
-from netlock.plan import PartitionRange
 
 MAX_REPORTED = 5
 
@@ -37,24 +36,6 @@ def partition_key_names(profile: SwitchProfile) -> tuple[str, ...]:
 def read_partition(driver: Driver, profile: SwitchProfile) -> EntryAdd:
     part = profile.partition
     return driver.read_entries(part.table, partition_key_names(profile), (part.server_param,))
-
-
-def decode_partition(profile: SwitchProfile, entries: EntryAdd) -> tuple[PartitionRange, ...]:
-    """Entries -> server ranges; an address the profile does not list becomes server -1."""
-    part = profile.partition
-    if len(entries) == 0:
-        return ()
-    key = entries.keys[0]
-    full = (1 << part.key_width) - 1
-    if key.mask is not None:
-        lo, hi = key.value, key.value | (~key.mask & full)
-    else:
-        lo, hi = key.value, key.high if key.high is not None else key.value
-    index_of = {ip: i for i, ip in enumerate(part.servers)}
-    server = [index_of.get(int(ip), -1) for ip in entries.data[0].value.tolist()]
-    ranges = [PartitionRange(int(a), int(b), s) for a, b, s in zip(lo.tolist(), hi.tolist(),
-                                                                   server, strict=True)]
-    return normalize_partition(tuple(ranges), part.key_width)
 
 
 def read_live(driver: Driver, profile: SwitchProfile) -> LiveState:

@@ -1,8 +1,10 @@
 """Per-lock counters read back from a switch, as the planner's r_i / c_i input.
 
 For every switch-resident lock: acquires counted since the last reset (``requests``, when the
-program counts them), the peak queue occupancy (switch queue plus requests buffered at the
-lock server; the current occupancy when the program keeps no peak), and the holders now.
+program counts them; summed over pipes), the peak queue occupancy (switch queue plus requests
+buffered at the lock server; the current occupancy when the program keeps no peak), and the
+holders now. Queue state is read from the profile's ``traffic_pipe``, the pipe lock packets go
+through: the other pipes' copies keep what the control plane last wrote.
 r_i = requests / window (requests per second); c_i = the peak occupancy, at least 1.
 """
 
@@ -24,11 +26,23 @@ STATS_COLUMNS = ("lock_id", "index", "slots", "requests", "rate_rps", "contentio
                  "server_held", "exclusive_holders", "shared_holders")
 
 
+def _per_pipe(driver: Driver, profile: SwitchProfile, concept: str,
+              index: np.ndarray) -> np.ndarray:
+    reg = profile.register(concept)
+    return driver.read_registers(reg.register, (reg.field,), index)[reg.field]
+
+
 def _pipe_sum(driver: Driver, profile: SwitchProfile, concept: str,
               index: np.ndarray) -> np.ndarray:
     """A counter summed over pipes (each pipe counts the traffic it saw)."""
-    reg = profile.register(concept)
-    return driver.read_registers(reg.register, (reg.field,), index)[reg.field].sum(axis=0)
+    return _per_pipe(driver, profile, concept, index).sum(axis=0)
+
+
+def _state(driver: Driver, profile: SwitchProfile, concept: str,
+           index: np.ndarray) -> np.ndarray:
+    """Queue state as the pipe that carries lock traffic holds it (the other pipes keep what
+    the control plane wrote)."""
+    return _per_pipe(driver, profile, concept, index)[profile.traffic_pipe]
 
 
 def read_stats(driver: Driver, profile: SwitchProfile, window_s: float | None = None,
@@ -40,14 +54,13 @@ def read_stats(driver: Driver, profile: SwitchProfile, window_s: float | None = 
     lock_id, index = table.keys[0].value[order], table.data[0].value[order]
     bounds = read_bounds(driver, profile, index)
     slots = bounds["right"][0] - bounds["left"][0] + 1
-    pipes = driver.pipes
-    queued = slots * pipes - _pipe_sum(driver, profile, "free_slots", index)
-    held = _pipe_sum(driver, profile, "server_held", index)
+    queued = slots - _state(driver, profile, "free_slots", index)
+    held = _state(driver, profile, "server_held", index)
     occupancy = queued + held
     has_requests = profile.has("requests")
     requests = (_pipe_sum(driver, profile, "requests", index) if has_requests
                 else np.full(len(index), -1, dtype=np.int64))
-    peak = (_pipe_sum(driver, profile, "peak_occupancy", index)
+    peak = (_state(driver, profile, "peak_occupancy", index)
             if profile.has("peak_occupancy") else occupancy)
     rate = (requests / window_s if has_requests and window_s
             else np.full(len(index), np.nan))
@@ -55,8 +68,8 @@ def read_stats(driver: Driver, profile: SwitchProfile, window_s: float | None = 
         "lock_id": lock_id, "index": index, "slots": slots, "requests": requests,
         "rate_rps": rate, "contention": np.maximum(peak, 1), "occupancy": occupancy,
         "server_held": held,
-        "exclusive_holders": _pipe_sum(driver, profile, "exclusive_count", index),
-        "shared_holders": _pipe_sum(driver, profile, "shared_count", index),
+        "exclusive_holders": _state(driver, profile, "exclusive_count", index),
+        "shared_holders": _state(driver, profile, "shared_count", index),
     })
     if reset:
         if not has_requests:
@@ -93,3 +106,29 @@ def stats_summary(target: str, frame: pd.DataFrame, window_s: float | None) -> d
         "holders": int(frame["exclusive_holders"].sum() + frame["shared_holders"].sum()),
         "max_contention": int(frame["contention"].max()) if len(frame) else 0,
     }
+
+
+SERVER_COUNTER_COLUMNS = ("lock_id", "requests", "peak_occupancy")
+
+
+def read_server_counters(path: Path) -> dict[str, np.ndarray]:
+    """The lock servers' per-lock counters for the current window, as their exporter writes
+    them (.csv or .parquet with ``SERVER_COUNTER_COLUMNS``, non-negative integers)."""
+    try:
+        frame = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise TargetError(f"{path}: cannot read lock-server counters: {exc}") from None
+    out = {}
+    for column in SERVER_COUNTER_COLUMNS:
+        if column not in frame.columns:
+            raise TargetError(f"{path}: column {column}: missing (expected "
+                              f"{', '.join(SERVER_COUNTER_COLUMNS)})")
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() | (values < 0) | (values != values.round())
+        if bad.any():
+            row = int(np.argmax(bad.to_numpy()))
+            raise TargetError(f"{path}: row {row}: {column}: expected an integer >= 0, got "
+                              f"{frame[column].iloc[row]!r}")
+        out[column] = values.to_numpy(np.int64)
+    order = np.argsort(out["lock_id"], kind="stable")
+    return {c: v[order] for c, v in out.items()}

@@ -17,6 +17,7 @@ from hwrunner.emulator_state import load_state, save_state
 from hwrunner.profile import DEFAULT_PROFILE, SwitchProfile, load_profile
 from hwrunner.push import PushOptions, PushResult, push
 from hwrunner.schema import load_schema
+from hwrunner.servers import LockServers
 from hwrunner.validate import validate_profile
 from netlock.errors import TargetError
 from netlock.geometry import RegisterArray, SwitchGeometry
@@ -79,7 +80,8 @@ def default_journal(target: str, state: Path | None) -> Path | None:
 
 def push_plan(plan: Plan, target: str = EMULATOR, *, state: Path | None = None,
               profile: str | Path = DEFAULT_PROFILE, bfrt: Path | None = None,
-              options: PushOptions | None = None) -> PushResult:
+              options: PushOptions | None = None,
+              servers: LockServers | None = None) -> PushResult:
     """Open ``target``, push ``plan`` (journaled as the CLI does), save an emulator's state.
 
     What ``netlock push PLAN`` does, for library users (the demo, notebooks).
@@ -87,7 +89,7 @@ def push_plan(plan: Plan, target: str = EMULATOR, *, state: Path | None = None,
     prof = load_profile(profile)
     driver = open_target(target, prof, state=state, bfrt=bfrt, geometry=plan.geometry)
     try:
-        return push(driver, prof, plan, options=options,
+        return push(driver, prof, plan, servers=servers, options=options,
                     journal_path=default_journal(target, state))
     finally:
         save_target(driver, state)

@@ -16,6 +16,7 @@ import numpy as np
 from netlock.config import Config
 from netlock.errors import ConfigError
 from netlock.plan import Plan
+from netlock.plan_io import load_plan
 from sim.allocation import (
     Partition,
     Warmup,
@@ -121,11 +122,30 @@ def build(config: Config) -> Model:
     reads_data = wl.kind == "tpcc"
     fetch_hops = DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
     hold_us = hold_time_us(config, fetch_hops)
+    if config.policy.plan:
+        return assemble(config, *plan_from_file(config), seed_key=config.sim.seed)
     plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
     trace = warmup_trace(make_workload(config), config, priorities, fetch_hops, plan_rng)
     if config.switch.slots > 0 and config.servers.count > 0:
         trace = pilot_trace(config, trace, priorities, hold_us)
     return assemble(config, *plan_from_trace(trace, config, hold_us), seed_key=config.sim.seed)
+
+
+def plan_from_file(config: Config) -> tuple[Plan, Partition]:
+    """The plan named by ``policy.plan`` and its partition over ``servers.count`` servers."""
+    path = config.policy.plan
+    plan = load_plan(path)
+    if plan.geometry != config.geometry:
+        raise ConfigError(f"{path}: geometry: the plan was made for other register arrays or "
+                          f"priorities than this config's switch")
+    if plan.inputs.lock_group != 1:
+        raise ConfigError(f"{path}: inputs.lock_group: plans of coarse-grained locks "
+                          f"({plan.inputs.lock_group} locks each) are not simulated")
+    count = max(config.servers.count, 1)
+    if not plan.partition:
+        return plan, Partition(count)
+    return plan, Partition(count, [p.hi for p in plan.partition],
+                           [p.server % count for p in plan.partition])
 
 
 _PILOTS: dict[str, Warmup] = {}

@@ -124,6 +124,10 @@ class Policy:
                           choices=("max", "p999", "p99", "p95", "p90", "p75", "p50"))
     coarse_group: int = key(1, "locks merged into one coarse-grained lock for uniform "
                             "workloads (1 = off)", min=1)
+    plan: str | None = field(default=None, metadata={
+        "help": "plan file made by netlock plan, used instead of planning on the fly from a "
+                "warm-up run; relative paths are resolved against the config file",
+        "path": True})
 
 
 @dataclass(frozen=True)

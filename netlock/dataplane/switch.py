@@ -176,6 +176,120 @@ class SwitchDataPlane:
         self._owner[left:right + 1] = self._region_id(priority, i)
         return self._notify(i)
 
+    def install_many(self, lock_ids: np.ndarray, priority: np.ndarray | int, left: np.ndarray,
+                     right: np.ndarray, server_held: np.ndarray | None = None) -> list[Action]:
+        """:meth:`install` for a batch of regions, all or nothing, with numpy instead of a
+        Python loop per lock (a 100K-lock table in milliseconds).
+
+        The checks are install's; when any row fails, nothing changes and the ControlPlaneError
+        names the first failing row (batch order), its lock and install's reason.
+        Rows may add classes to locks already in the switch or to locks earlier in the batch.
+        """
+        ids = np.asarray(lock_ids, dtype=np.int64).reshape(-1)
+        n = len(ids)
+        pri = np.broadcast_to(np.asarray(priority, dtype=np.int64), (n,))
+        lo = np.asarray(left, dtype=np.int64).reshape(-1)
+        hi = np.asarray(right, dtype=np.int64).reshape(-1)
+        held = (np.zeros(n, dtype=np.int64) if server_held is None
+                else np.asarray(server_held, dtype=np.int64).reshape(-1))
+        if not len(lo) == len(hi) == len(held) == n:
+            raise ValueError("install_many: columns of unequal length")
+        if n == 0:
+            return []
+        index, fresh = self._batch_indices(ids)
+        self._check_batch(ids, pri, lo, hi, held, index, fresh)
+        new_ids = ids[fresh]
+        taken = np.array(self._free[len(self._free) - len(new_ids):][::-1], dtype=np.int64)
+        del self._free[len(self._free) - len(new_ids):]
+        self._table.update(zip(new_ids.tolist(), taken.tolist(), strict=True))
+        self.locks[taken] = 0
+        self.locks[taken, L_LOCK_ID] = new_ids
+        row_index = index.copy()
+        if len(new_ids):
+            order = np.argsort(new_ids)
+            joining = index < 0
+            row_index[joining] = taken[order][np.searchsorted(new_ids[order], ids[joining])]
+        np.bitwise_or.at(self.locks[:, L_CLASSES], row_index, 1 << pri)
+        self.regions[pri, row_index] = 0
+        for col in (R_LEFT, R_HEAD, R_TAIL):
+            self.regions[pri, row_index, col] = lo
+        self.regions[pri, row_index, R_RIGHT] = hi
+        self.regions[pri, row_index, R_SERVER_HELD] = held
+        self.regions[pri, row_index, R_PEAK] = held
+        sizes = hi - lo + 1
+        starts = np.repeat(lo - np.cumsum(sizes) + sizes, sizes)
+        self._owner[starts + np.arange(int(sizes.sum()))] = np.repeat(
+            pri * len(self.locks) + row_index, sizes)
+        actions: list[Action] = []
+        for i in row_index[held > 0].tolist():
+            actions += self._notify(i)
+        return actions
+
+    def lock_indices(self, lock_ids: np.ndarray) -> np.ndarray:
+        """:meth:`lock_index` of each lock id (int64, -1 = not in the switch)."""
+        ids = np.asarray(lock_ids, dtype=np.int64)
+        return self._batch_indices(ids.reshape(-1))[0].reshape(ids.shape)
+
+    def _batch_indices(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each id's index (-1 when not resident), and which rows are the first occurrence of
+        a lock not yet resident (those get fresh indices, in row order)."""
+        resident = self.locks[:, L_LOCK_ID]
+        rows = np.flatnonzero(resident >= 0)
+        order = np.argsort(resident[rows], kind="stable")
+        keys, where = resident[rows][order], rows[order]
+        index = np.full(len(ids), -1, dtype=np.int64)
+        if len(keys):
+            pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+            hit = keys[pos] == ids
+            index[hit] = where[pos[hit]]
+        _, first = np.unique(ids, return_index=True)
+        fresh = np.zeros(len(ids), dtype=bool)
+        fresh[first] = True
+        return index, fresh & (index < 0)
+
+    def _check_batch(self, ids: np.ndarray, pri: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                     held: np.ndarray, index: np.ndarray, fresh: np.ndarray) -> None:
+        """Raise install's error for the first row that cannot be installed."""
+        classes = self.geometry.priorities
+        bad_priority = (pri < 0) | (pri >= classes)
+        safe_pri = np.clip(pri, 0, classes - 1)
+        ranges = np.array(self.geometry.priority_ranges, dtype=np.int64)
+        first, last = ranges[safe_pri, 0], ranges[safe_pri, 1]
+        outside = ~((first <= lo) & (lo <= hi) & (hi <= last))
+        key = ids * classes + safe_pri
+        _, once = np.unique(key, return_index=True)
+        repeated = np.ones(len(ids), dtype=bool)
+        repeated[once] = False
+        has_region = repeated.copy()
+        mapped = index >= 0
+        has_region[mapped] |= self.regions[safe_pri[mapped], index[mapped], R_LEFT] >= 0
+        full = fresh & (np.cumsum(fresh) > len(self._free))
+        used = np.concatenate([[0], np.cumsum(self._owner != -1)])
+        top = len(self._owner)
+        a, b = np.clip(lo, 0, top), np.clip(hi + 1, 0, top)
+        overlap = (used[np.maximum(b, a)] - used[a]) > 0
+        inside = np.flatnonzero(~outside)
+        by_left = inside[np.argsort(lo[inside], kind="stable")]
+        reach = np.maximum.accumulate(hi[by_left]) if len(by_left) else by_left
+        overlap[by_left[1:]] |= lo[by_left[1:]] <= reach[:-1]
+        checks = [bad_priority, ids < 0, held < 0, has_region, full, outside, overlap]
+        bad = np.logical_or.reduce(checks)
+        if not bad.any():
+            return
+        row = int(np.argmax(bad))
+        lock, c, left, right = int(ids[row]), int(pri[row]), int(lo[row]), int(hi[row])
+        messages = [
+            f"priority: must be in 0..{classes - 1}, got {c}",
+            f"lock_id: must be >= 0, got {lock}",
+            f"server_held: must be >= 0, got {int(held[row])}",
+            f"already has a region in class {c}",
+            "the lock table is full",
+            f"region [{left}, {right}]: must lie within class {c}'s slots "
+            f"[{int(first[row])}, {int(last[row])}]",
+            f"region [{left}, {right}]: overlaps another lock's region"]
+        which = next(k for k, check in enumerate(checks) if check[row])
+        raise ControlPlaneError(f"lock {lock} (batch row {row}): {messages[which]}")
+
     def remove(self, lock_id: int) -> None:
         """Drop a drained lock from the switch (its server takes over its buffered requests)."""
         i = self._index(lock_id)

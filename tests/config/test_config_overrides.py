@@ -138,6 +138,7 @@ CONSISTENT = {
     "sim.warmup_s": st.floats(0.0, 0.019),
     "workload.kind": st.sampled_from(["micro", "tpcc"]),
     "workload.trace": st.none(),
+    "policy.plan": st.none(),
     "workload.ol_cnt_min": st.integers(1, 15),
     "workload.ol_cnt_max": st.integers(5, 15),
     "workload.locks_per_txn": st.integers(1, 5000),

@@ -15,6 +15,7 @@ from hwrunner.push import push
 from hwrunner.readback import read_live
 from netlock.cli.app import app
 from netlock.errors import TargetError
+from netlock.plan import PartitionRange
 from netlock.plan_io import save_plan
 from tests.hwrunner.flaky import Flaky, table_is
 from tests.hwrunner.plans import make_plan
@@ -146,8 +147,65 @@ def test_a_plan_for_another_geometry_is_refused(plans, tmp_path: Path):
     assert result.exit_code == 2 and "the plan was made for" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["push", "stats"])
+@pytest.mark.parametrize("command", ["push", "stats", "autopilot"])
 def test_help_has_examples(command):
     result = run(command, "--help")
     assert result.exit_code == 0
     assert "Examples" in result.stdout and f"netlock {command} " in result.stdout
+
+
+def test_autopilot_keeps_a_quiet_switch_and_admits_what_the_servers_report(plans, tmp_path):
+    a, _ = plans
+    state = tmp_path / "switch.json"
+    assert run("push", a, "--state", state, "--profile", "netlock-stats").exit_code == 0
+    quiet = run("autopilot", a, "--state", state, "--interval", "0.001", "--max-rounds", "2",
+                "--json")
+    assert quiet.exit_code == 0, quiet.output
+    doc = one_json(quiet)
+    assert doc["rounds"] == 2 and doc["migrations"] == 0 and doc["verified"]
+    assert [r["migrated"] for r in doc["history"]] == [False, False]
+    counters = tmp_path / "servers.csv"
+    counters.write_text("lock_id,requests,peak_occupancy\n50,100,2\n")
+    saved = tmp_path / "current.yaml"
+    busy = run("autopilot", a, "--state", state, "--interval", "0.001", "--max-rounds", "3",
+               "--server-counters", counters, "--save-plan", saved, "--json")
+    assert busy.exit_code == 0, busy.output
+    doc = one_json(busy)
+    assert [r["migrated"] for r in doc["history"]] == [False, True, False], \
+        "a candidate is pushed once the next round's counters confirm it"
+    assert "round 2:" in busy.stderr and "migrated 1 locks" in busy.stderr
+    profile = load_profile("netlock-stats")
+    assert 50 in read_live(load_state(state, profile), profile).layout.lock_id.tolist()
+    from netlock.plan_io import load_plan
+
+    assert 50 in load_plan(saved).entries.lock_id.tolist()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--profile", "netlock-public"), "keeps no per-lock request and peak-occupancy counters"),
+    (("--interval", "0"), "--interval: must be > 0 s, got 0.0"),
+    (("--server-counters", "COUNTERS"), "column peak_occupancy: missing"),
+])
+def test_autopilot_errors_are_one_line(plans, tmp_path, args, message):
+    counters = tmp_path / "servers.csv"
+    counters.write_text("lock_id,requests\n1,2\n")
+    args = tuple(str(counters) if x == "COUNTERS" else x for x in args)
+    state = tmp_path / "switch.json"
+    result = run("autopilot", plans[0], "--state", state, "--interval", "0.001",
+                 "--max-rounds", "1", *args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+
+
+def test_a_new_partition_needs_servers_idle(tmp_path):
+    a, c = tmp_path / "a.yaml", tmp_path / "c.yaml"
+    save_plan(make_plan([(10, 2)]), a)
+    save_plan(make_plan([(10, 2)], partition=(PartitionRange(0, 99, 0),
+                                              PartitionRange(100, 999, 1))), c)
+    state = tmp_path / "switch.json"
+    assert run("push", a, "--state", state).exit_code == 0
+    refused = run("push", c, "--state", state)
+    assert refused.exit_code == 2
+    assert "moves locks 100..4294967295 from lock server 0 to 1" in refused.stderr
+    assert run("push", c, "--state", state, "--servers-idle").exit_code == 0

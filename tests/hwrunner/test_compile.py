@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hwrunner.compile import (
@@ -18,10 +18,19 @@ from hwrunner.compile import (
     partition_ops,
     render_program,
 )
-from hwrunner.layout import Layout, diff, layout_for, normalize_partition
+from hwrunner.layout import (
+    Layout,
+    ServerMove,
+    diff,
+    layout_for,
+    normalize_partition,
+    server_moves,
+)
 from hwrunner.operations import EntryAdd, EntryDelete, EntryModify, RegisterWrite
+from hwrunner.profile import load_profile
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
+from planner.migrate import plan_migration
 from tests.hwrunner.plans import make_plan
 
 
@@ -148,10 +157,75 @@ def test_partition_diff_is_minimal(profile):
     grown = partition_ops(profile, live, partition_entries(
         profile, (PartitionRange(0, 149, 0), PartitionRange(150, 199, 1))))
     kinds = [type(op) for op in grown]
-    assert kinds[0] is EntryDelete and kinds[-1] is EntryAdd
+    assert kinds[0] is EntryAdd and kinds[-1] is EntryDelete, "make before break"
 
 
 def test_partition_needs_a_server_address(profile):
     many = tuple(PartitionRange(i, i, i) for i in range(9))
     with pytest.raises(TargetError, match="uses lock server 8 but the profile lists 8"):
         partition_entries(profile, many)
+
+
+PROFILE = load_profile("netlock-public")
+
+
+@st.composite
+def regions(draw) -> dict[int, tuple[int, int]]:
+    """Disjoint regions of 1-4 slots over 32 slots, for a random subset of locks 0..11."""
+    locks = draw(st.permutations(range(12)))[:draw(st.integers(0, 8))]
+    out, at = {}, 0
+    for lock in locks:
+        at += draw(st.integers(0, 3))
+        size = draw(st.integers(1, 4))
+        if at + size > 32:
+            break
+        out[lock] = (at, at + size - 1)
+        at += size
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=regions(), after=regions())
+def test_the_lock_diff_agrees_with_the_planners_migration(before, after):
+    """The runner classifies locks as the planner's migration does (see hwrunner.layout)."""
+    profile = PROFILE
+    live_plan, goal_plan = make_plan(before, total_slots=32), make_plan(after, total_slots=32)
+    live = layout_for(live_plan, profile)
+    mig = diff(live, layout_for(goal_plan, profile, live))
+    kinds: dict[int, set[str]] = {}
+    for step in plan_migration(live_plan.entries, goal_plan.entries, 32):
+        kinds.setdefault(step.lock_id, set()).add(step.kind)
+    planner_says = {lock: ("leaving" if k == {"leave"} else "entering" if k == {"enter"}
+                           else "moved") for lock, k in kinds.items()}
+    runner_says = {int(x): which for which in ("moved", "entering", "leaving")
+                   for x in mig.lock_ids(which)}
+    assert runner_says == planner_says
+
+
+def test_server_moves_are_the_ranges_whose_server_changes():
+    live = normalize_partition((PartitionRange(0, 9, 0), PartitionRange(10, 19, 1)), 8)
+    target = normalize_partition((PartitionRange(0, 4, 0), PartitionRange(5, 14, 1),
+                                  PartitionRange(15, 19, 0)), 8)
+    assert server_moves(live, target) == (ServerMove(5, 9, 0, 1), ServerMove(15, 255, 1, 0))
+    assert server_moves(live, live) == ()
+    assert server_moves((), target) == (), "an empty table routed nothing"
+
+
+def test_moving_server_state_makes_the_partition_the_point_of_no_return(profile):
+    a = make_plan([(10, 2), (11, 3)], partition=(PartitionRange(0, 10, 0),
+                                                  PartitionRange(11, 999, 1)))
+    b = make_plan([(10, 2)], partition=(PartitionRange(0, 999, 0),))
+    live = layout_for(a, profile)
+    program = compile_migration(profile, diff(live, layout_for(b, profile, live)),
+                                partition_entries(profile, live.partition))
+    phases = [s.phase for s in program.steps]
+    assert phases == ["pause", "drain", "transfer", "partition", "adopt", "unmap", "handover"]
+    assert program.steps[2].moves == (ServerMove(11, 2**32 - 1, 1, 0),)
+    assert program.no_return == 3
+    same = compile_migration(profile, diff(live, layout_for(replace(b, partition=a.partition),
+                                                             profile, live)),
+                             partition_entries(profile, live.partition))
+    assert [s.phase for s in same.steps] == list(OUT_PHASES) and same.no_return == 2
+    text = "\n".join(render_program(program))
+    assert "transfer: old lock servers stop granting and wait for holders to release " \
+           "(11..4294967295: server 1 -> 0)" in text

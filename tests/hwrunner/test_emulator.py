@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hwrunner.compile import lock_register_writes
+from hwrunner.compile import lock_register_writes, lock_table_add
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.emulator_state import load_state, save_state
 from hwrunner.layout import Layout
 from hwrunner.operations import DataColumn, EntryAdd, EntryDelete, KeyColumn, RegisterWrite
+from hwrunner.profile import load_profile
 from hwrunner.push import push
 from hwrunner.readback import read_live
 from hwrunner.schema import load_schema
+from hwrunner.stats import read_stats
 from netlock.errors import TargetError
 from netlock.packets import ActionKind, LockRequest, Mode, Op
 from tests.hwrunner.conftest import P4_16
@@ -138,8 +141,28 @@ def test_a_lock_batch_failing_midway_is_taken_back(switch):
         switch.write(op)
     add = EntryAdd("check_lock_exist_table", (KeyColumn("nlk_hdr.lock", [20, 21]),),
                    (DataColumn("index", [7, 8]),), "check_lock_exist_action")
-    with pytest.raises(TargetError, match=r"lock 21 .*overlaps another lock's region"):
+    with pytest.raises(TargetError,
+                       match=r"lock 21 \(batch row 1\): .*overlaps another lock's region"):
         switch.write(add)
     assert read_live(switch, switch.profile).layout.lock_id.tolist() == [10, 11]
     assert switch.dataplane.lock_index(20) == -1
     assert switch.lock_of_index() == {1: 10, 2: 11}
+
+
+def test_stats_read_queue_state_from_the_traffic_pipe(small_profile):
+    """Writes reach every pipe but traffic only the traffic pipe: a backlog installed with a
+    lock and since pushed back must not be counted from the other pipes' stale copies."""
+    profile = replace(load_profile("netlock-stats"), lock_capacity=64, slot_capacity=129)
+    sw = EmulatedSwitch(profile, make_plan([(1, 1)]).geometry)
+    rows = Layout([30], [5], [0], [3])
+    for op in lock_register_writes(profile, rows, server_held=np.array([2])):
+        sw.write(op)
+    sw.write(lock_table_add(profile, rows))
+    for txn in (1, 2):
+        sw.dataplane.process(LockRequest(Op.ACQUIRE, Mode.SHARED, 30, txn, txn,
+                                         push_back=True), 0)
+    held = sw.read_registers("slots_two_sides_register", ("hi",), np.array([5]))["hi"]
+    assert held[:, 0].tolist() == [0, 2, 2, 2]
+    stats = read_stats(sw, profile)
+    assert stats["server_held"].tolist() == [0] and stats["occupancy"].tolist() == [2]
+    assert stats["contention"].tolist() == [2] and stats["shared_holders"].tolist() == [2]

@@ -44,6 +44,7 @@ def _doc(name: str = "netlock-public") -> dict:
     (lambda d: d["partition_table"].update(match="lpm"), "partition_table.match"),
     (lambda d: d.pop("lock_table"), "lock_table: missing"),
     (lambda d: d.update(pipes=0), "pipes: expected an integer >= 1"),
+    (lambda d: d.update(traffic_pipe=4), "traffic_pipe: must be below pipes (4), got 4"),
 ])
 def test_profile_errors_name_the_field(edit, message):
     doc = _doc()

@@ -18,6 +18,7 @@ from hwrunner.journal import load_journal
 from hwrunner.layout import layout_for
 from hwrunner.push import PushOptions, push, resume
 from hwrunner.readback import check_layout, read_live
+from hwrunner.servers import NoLockServers
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
 from tests.hwrunner.flaky import Flaky, table_is
@@ -215,3 +216,134 @@ def test_the_checker_catches_a_broken_protocol(small_profile, sabotage):
     push(switch, small_profile, PLAN_B, servers=servers, pacer=pacer, options=OPTIONS)
     traffic.finish()
     assert traffic.waiting > 0
+
+
+def gap_servers(traffic: Traffic):
+    """Lock servers around which a request for every handed-over lock reaches the switch
+    before its table entry exists (what a real switch's control-plane latency allows)."""
+    servers = traffic.lock_servers()
+    real = servers.hand_over
+
+    def hand_over(ids: np.ndarray) -> np.ndarray:
+        held = real(ids)
+        for lock in ids.tolist():
+            traffic.request(lock)
+        return held
+
+    servers.hand_over = hand_over
+    return servers
+
+
+def test_requests_between_hand_over_and_table_entry_are_counted(live, small_profile):
+    switch, traffic = live
+    push_live(switch, small_profile, PLAN_A, traffic)
+    traffic.run(300)
+    servers = gap_servers(traffic)
+    result = push(switch, small_profile, PLAN_B, servers=servers, pacer=SimPacer(traffic),
+                  options=OPTIONS)
+    assert result.verified
+    assert sum(s.resent_total for s in traffic.servers) >= 5, "2, 4, 6, 7, 8 enter"
+    assert_safe(traffic)
+    held = switch.dataplane.regions[0, :, 5]
+    assert (held >= 0).all() and not held.any(), "server-held back to 0 once all is granted"
+
+
+@pytest.mark.parametrize("sabotage", ["buffer them uncounted", "never re-send them"])
+def test_the_hand_over_gap_loses_requests_without_the_fix(live, small_profile, sabotage):
+    """Guards the guard: the old protocol (requests in the gap join q2 uncounted) or dropping
+    the re-send leaves requests that are never granted."""
+    switch, traffic = live
+    push_live(switch, small_profile, PLAN_A, traffic)
+    traffic.run(300)
+    servers = gap_servers(traffic)
+    if sabotage == "never re-send them":
+        servers.mapped = lambda ids: None
+    else:
+        for server in traffic.servers:
+            server.hand_over = (lambda real: lambda lock, classes, priorities, **_: real(
+                lock, classes, priorities))(server.hand_over)
+    push(switch, small_profile, PLAN_B, servers=servers, pacer=SimPacer(traffic),
+         options=OPTIONS)
+    traffic.finish()
+    held = switch.dataplane.regions[0, :, 5]
+    assert traffic.waiting > 0 or (held < 0).any()
+
+
+PARTITION_C = (PartitionRange(0, 3, 1), PartitionRange(4, 6, 0), PartitionRange(7, 999, 0))
+PLAN_C = make_plan({1: (0, 3), 2: (12, 14), 4: (15, 15), 6: (4, 7), 7: (8, 9), 8: (16, 19)},
+                   partition=PARTITION_C)
+"""B's locks with a new partition: locks 0..3 move to server 1, 7.. to server 0."""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_partition_change_moves_server_state_under_traffic(small_profile, seed):
+    switch = EmulatedSwitch(small_profile, PLAN_A.geometry)
+    traffic = Traffic(switch, PLAN_A, LOCKS, clients=12, seed=seed)
+    traffic.run(200)
+    push_live(switch, small_profile, PLAN_A, traffic)
+    traffic.run(300)
+    busy = {lock for s in traffic.servers for lock in s.served}
+    assert busy & set(range(9, 13)), "server 1 serves locks that move to server 0"
+    result = push_live(switch, small_profile, PLAN_C, traffic)
+    assert result.outcome == "installed" and result.verified
+    assert switch.server_of(np.array([2, 5, 9])).tolist() == [1, 0, 0]
+    old_one, old_zero = traffic.servers[1], traffic.servers[0]
+    assert not [x for x in old_one.served if x >= 7] and not old_one.leaving
+    assert not [x for x in old_zero.served if x <= 3] and not old_zero.arriving
+    traffic.run(300)
+    assert_safe(traffic)
+
+
+def test_a_transfer_timeout_rolls_back_the_partition_and_the_servers(live, small_profile):
+    switch, traffic = live
+    push_live(switch, small_profile, PLAN_A, traffic)
+    holder = None
+    while holder is None:
+        traffic.run(1)
+        holder = next((c for c in traffic.clients if c.state == "holding" and c.lock >= 9), None)
+    holder.stuck = True
+    result = push_live(switch, small_profile, PLAN_C, traffic)
+    assert result.outcome == "rolled back" and result.verified
+    assert "lock server 1 still has holders of locks 7.." in result.problems[0]
+    assert check_layout(switch, small_profile, layout_for(PLAN_A, small_profile)) == []
+    assert all(not s.leaving and not s.arriving for s in traffic.servers)
+    holder.stuck = False
+    traffic.run(200)
+    assert_safe(traffic)
+
+
+def test_the_checker_catches_a_partition_change_without_transfer(live, small_profile):
+    """Guards the guard: rewriting the partition alone sends releases to the wrong server."""
+    switch, traffic = live
+    push_live(switch, small_profile, PLAN_A, traffic)
+    traffic.run(300)
+    servers = traffic.lock_servers()
+    servers.begin_transfer = servers.finish_transfer = lambda moves: None
+    push(switch, small_profile, PLAN_C, servers=servers, pacer=SimPacer(traffic),
+         options=OPTIONS)
+    traffic.finish()
+    checker = traffic.checker
+    assert checker.anomalies or checker.violations or traffic.waiting
+
+
+def test_a_partition_change_needs_lock_servers_the_push_controls(small_profile):
+    switch = EmulatedSwitch(small_profile, PLAN_A.geometry)
+    push(switch, small_profile, PLAN_A)
+    with pytest.raises(TargetError, match=r"moves locks 0\.\.3 from lock server 0 to 1 \(2 "
+                                          r"range\(s\).*--servers-idle"):
+        push(switch, small_profile, PLAN_C)
+    assert read_live(switch, small_profile).layout == layout_for(PLAN_A, small_profile)
+    result = push(switch, small_profile, PLAN_C, servers=NoLockServers(idle=True))
+    assert result.verified and result.outcome == "installed"
+
+
+def test_a_failing_partition_write_after_a_transfer_finishes_forward(live, small_profile):
+    switch, traffic = live
+    push_live(switch, small_profile, PLAN_A, traffic)
+    traffic.run(300)
+    flaky = Flaky(switch, fail=table_is("forward_to_server_table", "delete"))
+    result = push_live(flaky, small_profile, PLAN_C, traffic)
+    assert result.outcome == "finished forward" and result.verified
+    assert switch.server_of(np.array([2, 9])).tolist() == [1, 0]
+    assert all(not s.leaving and not s.arriving for s in traffic.servers)
+    assert_safe(traffic)

@@ -2,11 +2,14 @@
 
 Clients run closed loops -- acquire a lock (shared or exclusive), hold it a few ticks,
 release it, think, repeat -- through :class:`~netlock.dataplane.SwitchDataPlane` and
-:class:`~netlock.lockserver.LockServer`. Packets are delivered in order within a tick, so
-no packet is in flight while a push step runs. An independent checker counts safety
-violations (an exclusive holder beside any other holder), duplicated grants (a grant to a
-request that already has one) and, once traffic stops, lost requests (an acquire never
-granted). :class:`SimPacer` lets a push wait in simulated time while the traffic runs.
+:class:`~netlock.lockserver.LockServer`; requests for locks the switch does not own go to the
+server its partition table names. Packets are delivered in order within a tick, so no packet
+is in flight while a push step runs, but a tick of traffic runs between any two operations of
+a push (:class:`SimPacer`). ``hot`` locks, when set, get ``hot_share`` of the acquires.
+An independent checker counts safety violations (an exclusive holder beside any other
+holder), duplicated grants (a grant to a request that already has one) and, once traffic
+stops, lost requests (an acquire never granted). :class:`SimPacer` lets a push wait in
+simulated time while the traffic runs.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ class Traffic:
         self.switch = switch
         self.plan = plan
         self.locks = locks
+        self.hot: list[int] = []
+        self.hot_share = 0.0
         self.rng = random.Random(seed)
         self.now_us = 0
         self.clients = [Client(c) for c in range(clients)]
@@ -83,7 +88,9 @@ class Traffic:
     # --- routing -------------------------------------------------------------------------
 
     def server_of(self, lock_ids: np.ndarray) -> np.ndarray:
-        return np.minimum(self.plan.server_of(lock_ids), len(self.servers) - 1)
+        """The switch's partition table decides; before it has entries, the plan does."""
+        routed = self.switch.server_of(lock_ids)
+        return np.where(routed >= 0, routed, self.plan.server_of(lock_ids))
 
     def server(self, lock: int) -> LockServer:
         return self.servers[int(self.server_of(np.array([lock]))[0])]
@@ -140,13 +147,23 @@ class Traffic:
                 self._to_switch(req)
             elif client.state == "idle" and self.running and self.now_us >= client.until_us:
                 client.txn += 1
-                client.lock = self.rng.choice(self.locks)
+                hot = bool(self.hot) and self.rng.random() < self.hot_share
+                client.lock = self.rng.choice(self.hot if hot else self.locks)
                 client.mode = Mode.EXCLUSIVE if self.rng.random() < 0.6 else Mode.SHARED
                 client.state = "waiting"
                 self.by_txn[(client.txn, client.client_id)] = client
                 self.acquires += 1
                 self._to_switch(LockRequest(Op.ACQUIRE, client.mode, client.lock, client.txn,
                                             client.client_id, timestamp_us=self.now_us))
+
+    def request(self, lock: int, mode: Mode = Mode.EXCLUSIVE) -> None:
+        """A new client acquires ``lock`` now (then behaves like the others)."""
+        client = Client(len(self.clients), txn=1, state="waiting", lock=lock, mode=mode)
+        self.clients.append(client)
+        self.by_txn[(client.txn, client.client_id)] = client
+        self.acquires += 1
+        self._to_switch(LockRequest(Op.ACQUIRE, mode, lock, client.txn, client.client_id,
+                                    timestamp_us=self.now_us))
 
     def run(self, ticks: int) -> None:
         for _ in range(ticks):
