@@ -1,7 +1,8 @@
 """``netlock demo``: the toolkit's main job end to end on the embedded default target.
 
 trace (from the bundled example workload) -> plan (Algorithm 3) -> the switch data plane
-model driven by the trace -> push to the emulated switch, read back and verified. Every
+model driven by the trace -> a simulated rack running the plan -> push to the emulated
+switch, read back and verified. Every
 artifact goes to ``--out`` (written atomically), so each step can be re-run by hand with
 the command printed beside it.
 """
@@ -35,13 +36,15 @@ class DemoResult:
     requests: int
     plan: dict
     replay: ReplayResult
+    sim: dict
     push: dict
     wall_s: float
 
     def to_json(self) -> dict:
         return {"trace": str(self.trace_path), "plan_file": str(self.plan_path),
                 "state": str(self.state_path), "requests": self.requests, "plan": self.plan,
-                "replay": self.replay.to_dict(), "push": self.push, "wall_s": self.wall_s}
+                "replay": self.replay.to_dict(), "sim": self.sim, "push": self.push,
+                "wall_s": self.wall_s}
 
 
 def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
@@ -52,6 +55,7 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
     from planner.ingest import read_trace, trace_digest
     from planner.planning import make_plan
     from planner.tracegen import trace_from_config, write_trace
+    from sim.simulate import simulate
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -60,7 +64,7 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
 
     columns = trace_from_config(cfg, requests)
     write_trace(columns, trace_path)
-    log.print(f"[1/4] trace: {requests:,} requests from {cfg.workload.clients} clients "
+    log.print(f"[1/5] trace: {requests:,} requests from {cfg.workload.clients} clients "
               f"-> {trace_path}")
 
     trace = read_trace(trace_path)
@@ -68,7 +72,7 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
                        digest=trace_digest(trace_path))
     save_plan(report.plan, plan_path)
     summary = report.plan.summary
-    log.print(f"[2/4] plan ({summary.policy}): {summary.locks_in_switch:,} of "
+    log.print(f"[2/5] plan ({summary.policy}): {summary.locks_in_switch:,} of "
               f"{summary.locks_total:,} locks in {summary.slots_used:,} switch slots, "
               f"{summary.servers_needed} lock server(s) -> {plan_path}")
     for warning in report.warnings:
@@ -77,21 +81,27 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
     rack = Rack.from_plan(report.plan, servers=cfg.servers.count)
     replay = replay_trace(rack, columns["lock_id"], columns["mode"], columns["t_request"],
                           columns["t_release"], columns["txn_id"], columns["client_id"])
-    log.print(f"[3/4] data plane: {replay.granted:,} grants ({replay.granted_by_switch:,} by "
+    log.print(f"[3/5] data plane: {replay.granted:,} grants ({replay.granted_by_switch:,} by "
               f"the switch), {replay.overflowed:,} overflowed, "
               f"{replay.passes_per_packet:.2f} passes per packet")
 
+    sim = simulate(cfg.with_overrides({"policy.plan": str(plan_path)})).summary
+    log.print(f"[4/5] simulated rack ({sim['sim_time_s'] * 1e3:g} ms): "
+              f"{sim['throughput_rps'] / 1e6:.2f} M grants/s, {sim['switch_share']:.1%} by the "
+              f"switch, p99 latency {sim['latency_us']['p99']:.1f} us, "
+              f"{sim['violations']} safety violations")
+
     state_path.unlink(missing_ok=True)
     pushed = push_plan(report.plan, state=state_path)
-    log.print(f"[4/4] push to the emulated switch: {pushed.operations:,} operations in "
+    log.print(f"[5/5] push to the emulated switch: {pushed.operations:,} operations in "
               f"{pushed.batches} batches, verified={pushed.verified} -> {state_path}")
     return DemoResult(trace_path=trace_path, plan_path=plan_path, state_path=state_path,
-                      requests=requests, plan=summary.to_dict(), replay=replay,
+                      requests=requests, plan=summary.to_dict(), replay=replay, sim=sim,
                       push=pushed.to_json(), wall_s=time.perf_counter() - t0)
 
 
 def _table(result: DemoResult) -> Table:
-    r, p = result.replay, result.plan
+    r, p, sim = result.replay, result.plan, result.sim
     table = Table(title="netlock demo", show_header=False, title_justify="left")
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -108,6 +118,11 @@ def _table(result: DemoResult) -> Table:
         ("pushed back from q2", f"{r.pushed_back:,}"),
         ("switch passes per packet (max)", f"{r.passes_per_packet:.2f} ({r.max_passes})"),
         ("dropped / never granted", f"{r.dropped:,} / {r.ungranted:,}"),
+        ("simulated throughput", f"{sim['throughput_rps'] / 1e6:.2f} M grants/s"),
+        ("simulated switch share", f"{sim['switch_share']:.1%}"),
+        ("simulated latency p50 / p99", f"{sim['latency_us']['p50']:.1f} / "
+                                        f"{sim['latency_us']['p99']:.1f} us"),
+        ("simulated safety violations", f"{sim['violations']}"),
         ("push operations", f"{result.push['operations']:,}"),
         ("push verified", str(result.push["verified"])),
     ]
@@ -133,8 +148,8 @@ def register(app: typer.Typer) -> None:
         """Run the main job end to end on the emulated switch.
 
         Generates a trace from the example workload, plans it (Algorithm 3), drives the
-        switch data-plane model with it, then pushes the plan to the emulated switch and
-        verifies it by reading every written value back.
+        switch data-plane model with it, simulates the rack running the plan, then pushes
+        the plan to the emulated switch and verifies it by reading every written value back.
 
         Example: netlock demo --set switch.slots=500 --out demo-out
         """
@@ -145,5 +160,5 @@ def register(app: typer.Typer) -> None:
             emit_json(result.to_json())
         else:
             Console().print(_table(result))
-        if not result.push["verified"]:
+        if not result.push["verified"] or result.sim["violations"]:
             raise typer.Exit(1)
