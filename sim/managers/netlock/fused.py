@@ -19,10 +19,8 @@ import numpy as np
 
 from netlock.dataplane import kernels
 from netlock.dataplane._jit import kernel
+from netlock.dataplane.kernels import GRANT
 from netlock.dataplane.layout import C_PASSES, O_KIND
-from netlock.packets import ActionKind
-
-GRANT = int(ActionKind.GRANT)
 
 
 @kernel

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from netlock.dataplane import SwitchDataPlane, kernels
+from netlock.dataplane.kernels import DEFER, DROP, GRANT, NOTIFY_SERVER, OVERFLOW, TO_SERVER
 from netlock.dataplane.layout import (
     C_EXPIRED,
     C_PASSES,
@@ -29,19 +30,12 @@ from netlock.dataplane.layout import (
     O_SELF,
     O_TXN,
 )
-from netlock.packets import ActionKind
 from sim.engine import Req
 from sim.managers.netlock.fused import entry_point, release_then_acquire
 
 if TYPE_CHECKING:
     from sim.managers.netlock.manager import NetLockManager
 
-GRANT = int(ActionKind.GRANT)
-TO_SERVER = int(ActionKind.TO_SERVER)
-OVERFLOW = int(ActionKind.OVERFLOW)
-NOTIFY_SERVER = int(ActionKind.NOTIFY_SERVER)
-DROP = int(ActionKind.DROP)
-DEFER = int(ActionKind.DEFER)
 SWITCH = 0
 
 
