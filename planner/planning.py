@@ -96,32 +96,9 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
         raise TraceError(f"{trace.source}: the trace spans no time (max t_release = min "
                          f"t_request), so request rates are undefined")
     stats = measure(trace, options.contention, geometry.priorities, options.coarse_group)
-    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
-    slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
-                     capacities, options.policy, options.seed)
-    entries = _entries(stats, slots, geometry, live)
-
-    total = float(stats.rate_rps.sum())
-    switch = min(switch_rate(stats.rate_rps, stats.contention, slots), total)
-    server = max(total - switch, 0.0)
-    needed = servers_needed(server, options.server_rate_rps)
-    load = stats.rate_rps * (1.0 - slots / stats.contention)
     hold_us, hold_source = _hold_time(trace, options)
-    plan = Plan(
-        geometry=geometry, policy=options.policy,
-        inputs=PlanInputs(slots=options.slots, server_rate_rps=options.server_rate_rps,
-                          trace_digest=digest, contention=options.contention,
-                          hold_time_us=hold_us, lock_group=options.coarse_group),
-        entries=entries,
-        partition=partition_locks(stats.lock_id, load, max(needed, 1)),
-        summary=PlanSummary(
-            policy=options.policy, slots_total=options.slots,
-            slots_used=int(entries.slots.sum()), locks_total=_distinct(stats.lock_id),
-            locks_in_switch=_distinct(entries.lock_id), total_rps=total, switch_rps=switch,
-            server_rps=server, servers_needed=needed, server_rate=options.server_rate_rps))
-    bug = plan.problem()
-    if bug:
-        raise PlanError(f"internal: the computed plan is inconsistent: row {bug[0]}: {bug[1]}")
+    plan, slots = plan_from_stats(stats, geometry, options, hold_us, live, digest)
+    entries, switch = plan.entries, plan.summary.switch_rps
     bound = st_bound_rps(options.slots, hold_us)
     return PlanReport(
         plan=plan, stats=stats, slots=slots, requests_total=len(trace),
@@ -134,6 +111,38 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
                                                            geometry.total_slots),
         warnings=_warnings(trace, geometry, options, switch, bound, hold_us),
         coarse_group=options.coarse_group)
+
+
+def plan_from_stats(stats: LockStats, geometry: SwitchGeometry, options: PlanOptions,
+                    hold_time_us: float, live: Plan | None = None,
+                    digest: str | None = None) -> tuple[Plan, np.ndarray]:
+    """Allocate (Algorithm 3 or random), lay out, size and partition from measured r_i and
+    c_i (``stats``); also returns the slots given to each item of ``stats``."""
+    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
+    slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
+                     capacities, options.policy, options.seed)
+    entries = _entries(stats, slots, geometry, live)
+    total = float(stats.rate_rps.sum())
+    switch = min(switch_rate(stats.rate_rps, stats.contention, slots), total)
+    server = max(total - switch, 0.0)
+    needed = servers_needed(server, options.server_rate_rps)
+    load = stats.rate_rps * (1.0 - slots / stats.contention)
+    plan = Plan(
+        geometry=geometry, policy=options.policy,
+        inputs=PlanInputs(slots=options.slots, server_rate_rps=options.server_rate_rps,
+                          trace_digest=digest, contention=options.contention,
+                          hold_time_us=hold_time_us, lock_group=options.coarse_group),
+        entries=entries,
+        partition=partition_locks(stats.lock_id, load, max(needed, 1)),
+        summary=PlanSummary(
+            policy=options.policy, slots_total=options.slots,
+            slots_used=int(entries.slots.sum()), locks_total=_distinct(stats.lock_id),
+            locks_in_switch=_distinct(entries.lock_id), total_rps=total, switch_rps=switch,
+            server_rps=server, servers_needed=needed, server_rate=options.server_rate_rps))
+    bug = plan.problem()
+    if bug:
+        raise PlanError(f"internal: the computed plan is inconsistent: row {bug[0]}: {bug[1]}")
+    return plan, slots
 
 
 def _entries(stats: LockStats, slots: np.ndarray, geometry: SwitchGeometry,

@@ -7,8 +7,8 @@ warm-up run of the rack with every lock on the lock servers (:func:`trace_from_u
 round trip, the data read and the think time. r_i is measured per the trace format
 (requests / span) with :func:`planner.measure.measure`; c_i is the larger of the measured
 concurrency and the number of clients that asked for the lock (:func:`contention`). The
-planner's :func:`planner.allocate.allocate` and :func:`planner.layout.layout` then give the
-switch-resident locks their regions under ``policy.allocation`` and ``switch.slots``;
+planner's :func:`planner.planning.plan_from_stats` then gives the switch-resident locks
+their regions under ``policy.allocation`` and ``switch.slots``;
 locks outside the switch are split over ``servers.count`` lock servers by
 ``servers.partition``.
 """
@@ -16,18 +16,17 @@ locks outside the switch are split over ``servers.count`` lock servers by
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from netlock.config import Config
-from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries, servers_needed
-from planner.allocate import allocate, switch_rate
+from netlock.plan import Plan
 from planner.ingest import Trace
-from planner.layout import layout
 from planner.measure import LockStats, measure
 from planner.partition import partition_locks
+from planner.planning import PlanOptions, plan_from_stats
 from sim.workloads.base import Workload
 
 WARMUP_REQUESTS = 200_000
@@ -135,36 +134,17 @@ def contention(warmup: Warmup, stats: LockStats, priorities: int) -> np.ndarray:
 def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
                     slots: int | None = None) -> tuple[Plan, Partition]:
     """The plan for ``config`` (or for ``slots`` switch slots) and the lock servers'
-    partition, from a warm-up trace: Algorithm 3 (or random) via :mod:`planner.allocate`."""
+    partition, from a warm-up trace: the planner's Algorithm 3 (or random) on r_i and c_i
+    measured from it, c_i raised to the number of clients that asked for each lock."""
     geometry = config.geometry
-    budget = config.switch.slots if slots is None else slots
     stats = measure(warmup.trace, config.policy.contention, geometry.priorities)
-    c = contention(warmup, stats, geometry.priorities)
-    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
-    given = allocate(stats.rate_rps, c, stats.priority, budget, capacities,
-                     config.policy.allocation, config.sim.seed)
-    chosen = np.flatnonzero(given > 0)
-    left = layout(stats.lock_id[chosen], stats.priority[chosen], given[chosen], geometry)
-    entries = SwitchEntries(lock_id=stats.lock_id[chosen], slots=given[chosen], left=left,
-                            right=left + given[chosen] - 1, priority=stats.priority[chosen],
-                            rate_rps=stats.rate_rps[chosen], contention=c[chosen])
-    total = float(stats.rate_rps.sum())
-    switch = min(switch_rate(stats.rate_rps, c, given), total)
-    server = max(total - switch, 0.0)
-    lock_ids = np.unique(stats.lock_id)
-    plan = Plan(
-        geometry=geometry, policy=config.policy.allocation,
-        inputs=PlanInputs(slots=budget, server_rate_rps=config.servers.rate_rps,
-                          contention=config.policy.contention, hold_time_us=hold_us),
-        entries=entries, partition=(),
-        summary=PlanSummary(
-            policy=config.policy.allocation, slots_total=budget,
-            slots_used=int(given.sum()), locks_total=len(lock_ids),
-            locks_in_switch=len(np.unique(entries.lock_id)), total_rps=total,
-            switch_rps=switch, server_rps=server,
-            servers_needed=servers_needed(server, config.servers.rate_rps),
-            server_rate=config.servers.rate_rps))
-    load = stats.rate_rps * (1.0 - given / np.maximum(c, 1))
+    stats = replace(stats, contention=contention(warmup, stats, geometry.priorities))
+    options = PlanOptions(
+        slots=config.switch.slots if slots is None else slots,
+        server_rate_rps=config.servers.rate_rps, policy=config.policy.allocation,
+        contention=config.policy.contention, seed=config.sim.seed)
+    plan, given = plan_from_stats(stats, geometry, options, hold_us)
+    load = stats.rate_rps * (1.0 - given / np.maximum(stats.contention, 1))
     return plan, partition(stats.lock_id, load, config)
 
 
