@@ -11,6 +11,10 @@ planner's :func:`planner.planning.plan_from_stats` then gives the switch-residen
 their regions under ``policy.allocation`` and ``switch.slots``;
 locks outside the switch are split over ``servers.count`` lock servers by
 ``servers.partition``.
+
+With ``policy.coarse_group`` K > 1 the clients lock coarse-grained locks (paper section 4.5,
+for uniform workloads): :class:`CoarseWorkload` turns workload lock id x into x // K, as the
+planner does, so warm-up, plan and run all see the coarse ids.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from planner.ingest import Trace
 from planner.measure import LockStats, measure
 from planner.partition import partition_locks
 from planner.planning import PlanOptions, plan_from_stats
-from sim.workloads.base import Workload
+from sim.workloads.base import TxnBatch, Workload
 
 WARMUP_REQUESTS = 200_000
 MIN_TXNS_PER_CLIENT = 8
@@ -77,6 +81,50 @@ def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetc
                   mode=batch.modes.astype(np.int8), t_request=t_request, t_release=t_release,
                   priority=np.asarray(priorities, dtype=np.int64)[owners])
     return Warmup(trace, owners)
+
+
+class CoarseWorkload:
+    """``inner`` with locks ``g * K .. g * K + K - 1`` merged into coarse lock ``g``.
+
+    A transaction takes each coarse lock once, exclusive if any of its locks in it was."""
+
+    def __init__(self, inner: Workload, group: int) -> None:
+        self.inner = inner
+        self.group = group
+
+    @property
+    def n_locks(self) -> int:
+        return -(-self.inner.n_locks // self.group)
+
+    def next_txn(self, client_id: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        locks, modes = self.inner.next_txn(client_id, rng)
+        batch = self._merge(TxnBatch(np.asarray(locks, dtype=np.int64),
+                                     np.asarray(modes, dtype=np.int8),
+                                     np.array([0, len(locks)], dtype=np.int64),
+                                     np.zeros(1, dtype=np.int64)))
+        return batch.lock_ids, batch.modes
+
+    def sample_txns(self, n: int, rng: np.random.Generator,
+                    client_ids: np.ndarray | None = None) -> TxnBatch:
+        return self._merge(self.inner.sample_txns(n, rng, client_ids))
+
+    def describe(self) -> str:
+        return (f"{self.inner.describe()} Locks are merged {self.group} per coarse lock "
+                f"(lock id // {self.group}).")
+
+    def _merge(self, batch: TxnBatch) -> TxnBatch:
+        coarse = batch.lock_ids // self.group
+        txn = batch.txn_index()
+        first = np.ones(len(coarse), dtype=bool)
+        first[1:] = (coarse[1:] != coarse[:-1]) | (txn[1:] != txn[:-1])
+        starts = np.flatnonzero(first)
+        modes = (np.maximum.reduceat(batch.modes, starts) if len(starts)
+                 else batch.modes[:0])
+        sizes = np.bincount(txn[starts], minlength=len(batch))
+        offsets = np.zeros(len(batch) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return TxnBatch(coarse[starts], modes.astype(np.int8, copy=False), offsets,
+                        batch.client_ids)
 
 
 class Partition:
@@ -135,14 +183,16 @@ def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
                     slots: int | None = None) -> tuple[Plan, Partition]:
     """The plan for ``config`` (or for ``slots`` switch slots) and the lock servers'
     partition, from a warm-up trace: the planner's Algorithm 3 (or random) on r_i and c_i
-    measured from it, c_i raised to the number of clients that asked for each lock."""
+    measured from it, c_i raised to the number of clients that asked for each lock. The
+    trace already holds coarse lock ids (:class:`CoarseWorkload`); the plan records K."""
     geometry = config.geometry
     stats = measure(warmup.trace, config.policy.contention, geometry.priorities)
     stats = replace(stats, contention=contention(warmup, stats, geometry.priorities))
     options = PlanOptions(
         slots=config.switch.slots if slots is None else slots,
         server_rate_rps=config.servers.rate_rps, policy=config.policy.allocation,
-        contention=config.policy.contention, seed=config.sim.seed)
+        contention=config.policy.contention, seed=config.sim.seed,
+        coarse_group=config.policy.coarse_group)
     plan, given = plan_from_stats(stats, geometry, options, hold_us)
     load = stats.rate_rps * (1.0 - given / np.maximum(stats.contention, 1))
     return plan, partition(stats.lock_id, load, config)

@@ -18,6 +18,7 @@ from netlock.errors import ConfigError
 from netlock.plan import Plan
 from netlock.plan_io import load_plan
 from sim.allocation import (
+    CoarseWorkload,
     Partition,
     Warmup,
     hold_time_us,
@@ -102,6 +103,14 @@ def make_workload(config: Config) -> Workload:
     return workload_from_config(config)
 
 
+def client_workload(config: Config) -> Workload:
+    """The transactions the clients run: the workload, with its locks merged into coarse
+    locks when ``policy.coarse_group`` > 1."""
+    workload = make_workload(config)
+    group = config.policy.coarse_group
+    return CoarseWorkload(workload, group) if group > 1 else workload
+
+
 def lease_guard_us(config: Config) -> float:
     """How long before its lease ends a client stops using a lock (us): a release must
     reach the switch before the lease sweep could hand the lock to someone else, so the
@@ -125,7 +134,7 @@ def build(config: Config) -> Model:
     if config.policy.plan:
         return assemble(config, *plan_from_file(config), seed_key=config.sim.seed)
     plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
-    trace = warmup_trace(make_workload(config), config, priorities, fetch_hops, plan_rng)
+    trace = warmup_trace(client_workload(config), config, priorities, fetch_hops, plan_rng)
     if config.switch.slots > 0 and config.servers.count > 0:
         trace = pilot_trace(config, trace, priorities, hold_us)
     return assemble(config, *plan_from_trace(trace, config, hold_us), seed_key=config.sim.seed)
@@ -138,9 +147,11 @@ def plan_from_file(config: Config) -> tuple[Plan, Partition]:
     if plan.geometry != config.geometry:
         raise ConfigError(f"{path}: geometry: the plan was made for other register arrays or "
                           f"priorities than this config's switch")
-    if plan.inputs.lock_group != 1:
-        raise ConfigError(f"{path}: inputs.lock_group: plans of coarse-grained locks "
-                          f"({plan.inputs.lock_group} locks each) are not simulated")
+    group = config.policy.coarse_group
+    if plan.inputs.lock_group != group:
+        raise ConfigError(f"{path}: inputs.lock_group: the plan merges "
+                          f"{plan.inputs.lock_group} locks per coarse lock but "
+                          f"policy.coarse_group is {group}")
     count = max(config.servers.count, 1)
     if not plan.partition:
         return plan, Partition(count)
@@ -194,7 +205,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
     network = Network(config.network.rtt_us, config.network.jitter_us, config.network.loss,
                       net_rng)
     recorder = Recorder()
-    workload = make_workload(config)
+    workload = client_workload(config)
     tenant_of = {t.id: t for t in config.tenants}
     tenants = list(config.client_tenants)
     priorities = [tenant_of[t].priority for t in tenants]

@@ -6,10 +6,21 @@ holders) and every request queued in it is lost; clients recover by retrying.
 - With ``backup_switch``: a backup switch with the same plan takes over. It installs the
   locks paused, so for one lease their requests are buffered at the lock servers (leases
   granted by the failed switch may still be in use), then resumes them: the servers push
-  the buffered requests back in order. The backup stays in charge after the restart.
+  the buffered requests back in order. When the original switch restarts (and not before
+  that lease is over), the backup hands the locks back one by one, as a lock move between
+  the two switches: the backup pauses every lock, so new acquires overflow to the lock
+  servers behind the backup's own backlog, while releases of the holders the backup granted
+  still reach it (packets are routed per lock to the switch serving it). A lock whose backup
+  queues are empty, with no push-back on its way, is installed in the original switch with
+  the backlog count the backup had at the server; the servers push that backlog into the
+  original in order. Locks are polled every ``lease.sweep_us``; once the last lock is back,
+  the backup is no longer used. (The paper queues new requests in the original while the
+  backup drains; queueing them at the server instead keeps one FIFO order without two
+  switches queueing the same lock.)
 - Without: the failed switch forwards every request to the lock servers (its lock table is
-  empty), which serve all locks; they grant none for one lease (the old switch's leases
-  run out first) and turn the overflow they buffered into served queues.
+  empty), which serve all locks; they grant none of the switch's locks for one lease (the
+  old switch's leases run out first; their overflow buffered at the servers goes first)
+  and keep granting their own locks meanwhile.
 
 Restart at ``switch_restart_s`` (without a backup): the switch comes back empty and takes
 its locks back from the servers one by one, as a lock move: the server stops granting the
@@ -20,15 +31,16 @@ entry yet are held aside and re-sent once it has. Locks are polled every
 ``lease.sweep_us``.
 
 Lock-server failure: the server loses its state; its partition moves to the next live
-server, which grants nothing for one lease. Switch queues whose overflow was buffered at
-the failed server forget that backlog (the control plane rewrites the switch's count of
-requests held at the server to the new server's, which is empty).
+server, which grants none of the adopted locks for one lease (their acquires wait at the
+server in arrival order) and keeps granting its own locks meanwhile. Switch queues whose
+overflow was buffered at the failed server forget that backlog (the control plane rewrites
+the switch's count of requests held at the server to the new server's, which is empty).
 """
 
 from __future__ import annotations
 
 from netlock.config import Failures
-from netlock.dataplane.layout import R_NOTIFIED, R_SERVER_HELD
+from netlock.dataplane.layout import R_COUNT, R_NOTIFIED, R_SERVER_HELD
 from netlock.packets import ActionKind
 from sim.managers.netlock.manager import NetLockManager
 from sim.managers.netlock.switch import SwitchNode
@@ -39,7 +51,11 @@ def schedule_failures(m: NetLockManager, failures: Failures) -> None:
     if failures.switch_fail_s is not None:
         m.engine.call_later(failures.switch_fail_s * 1e6, fail_switch, m,
                             failures.backup_switch)
-        if failures.switch_restart_s is not None and not failures.backup_switch:
+        if failures.switch_restart_s is not None and failures.backup_switch:
+            resumed_us = failures.switch_fail_s * 1e6 + m.lease_us + 1
+            m.engine.call_later(max(failures.switch_restart_s * 1e6, resumed_us),
+                                hand_back, m)
+        elif failures.switch_restart_s is not None:
             m.engine.call_later(failures.switch_restart_s * 1e6, restart_switch, m)
     for failure in failures.server_failures:
         m.engine.call_later(failure.at_s * 1e6, fail_server, m, failure.server)
@@ -56,13 +72,11 @@ def fail_switch(m: NetLockManager, backup: bool) -> None:
         m.use_switch(spare)
         m.engine.call_later(m.lease_us, resume_all, m, spare)
         return
+    locks = frozenset(plan_regions(m))
     for server in m.servers:
-        if not server.alive:
-            continue
-        state = server.state
-        for lock in sorted({lock for lock, _ in state.buffers}):
-            m.server_control(server, state.take_over(lock, int(m.env.now)))
-        m.adopt_grace(server)
+        if server.alive:
+            server.adopt_switch_locks(locks)
+            m.engine.call_later(m.lease_us + 1, server.end_grace, set(), locks)
 
 
 def resume_all(m: NetLockManager, node: SwitchNode) -> None:
@@ -76,14 +90,60 @@ def notify(m: NetLockManager, actions: list) -> None:
             m.notify_server(action.request.lock_id, action.request.priority, action.count, 0.0)
 
 
-def restart_switch(m: NetLockManager) -> None:
-    """The switch is back: move its locks in from the servers as they become free."""
+def plan_regions(m: NetLockManager) -> dict[int, list[tuple[int, int, int]]]:
+    """Each switch-resident lock's regions in the plan: (class, left, right)."""
     entries = m.plan.entries
     regions: dict[int, list[tuple[int, int, int]]] = {}
     for lock, prio, left, right in zip(entries.lock_id.tolist(), entries.priority.tolist(),
                                        entries.left.tolist(), entries.right.tolist(),
                                        strict=True):
         regions.setdefault(lock, []).append((prio, left, right))
+    return regions
+
+
+def hand_back(m: NetLockManager) -> None:
+    """The original switch is back while the backup serves: move the locks back to it."""
+    backup = m.active
+    if backup is m.switch:
+        return
+    m.backup = backup
+    m.staying = set(backup.dp.resident_locks)
+    for lock in m.staying:
+        backup.dp.pause(lock)
+    m.active = m.switch
+    m.packet_handlers[0] = m.route
+    m.engine.process(_hand_back(m, plan_regions(m)))
+
+
+def _quiet(node: SwitchNode, lock: int) -> bool:
+    """No request of ``lock`` queued in ``node`` and none pushed back to it on the way."""
+    i = node.dp.lock_index(lock)
+    return not node.regions[:, i, R_COUNT].any() and not node.regions[:, i, R_NOTIFIED].any()
+
+
+def _hand_back(m: NetLockManager, regions: dict[int, list[tuple[int, int, int]]]):
+    backup, node = m.backup, m.switch
+    while m.staying:
+        moved = sorted(lock for lock in m.staying if _quiet(backup, lock))
+        actions = []
+        for lock in moved:
+            i = backup.dp.lock_index(lock)
+            for prio, left, right in regions[lock]:
+                held = int(backup.regions[prio, i, R_SERVER_HELD])
+                actions += node.dp.install(lock, prio, left, right, server_held=held)
+            m.staying.discard(lock)
+        if moved:
+            node.refresh_table()
+            notify(m, actions)
+        if m.staying:
+            yield m.env.timeout(m.cfg.lease.sweep_us)
+    m.backup = None
+    m.packet_handlers[0] = node.on_packets
+
+
+def restart_switch(m: NetLockManager) -> None:
+    """The switch is back: move its locks in from the servers as they become free."""
+    regions = plan_regions(m)
     for lock in regions:
         m.owner(lock).state.begin_move_in(lock)
     m.engine.process(_move_in(m, regions))
@@ -127,8 +187,10 @@ def fail_server(m: NetLockManager, index: int) -> None:
     if not alive:
         return
     heir = min(alive, key=lambda s: (s - index) % len(m.servers))
+    parts = {part for part, owner in enumerate(m.owner_of) if owner == index}
     m.owner_of = [heir if owner == index else owner for owner in m.owner_of]
-    m.adopt_grace(m.servers[heir])
+    m.servers[heir].adopt(parts)
+    m.engine.call_later(m.lease_us + 1, m.servers[heir].end_grace, parts)
     for lock in orphaned:
         i = node.dp.lock_index(lock)
         node.regions[:, i, R_SERVER_HELD] = 0

@@ -57,6 +57,10 @@ class NetLockManager:
         self.server_grants = 0
         self.server_drops = 0
         self.active = self.switch
+        self.backup: SwitchNode | None = None
+        """The backup switch while it hands its locks back to the restarted one."""
+        self.staying: set[int] = set()
+        """Locks the backup still serves during that hand-back."""
         self.packet_handlers = [self.switch.on_packets]
 
     # --- construction --------------------------------------------------------------------------
@@ -87,6 +91,22 @@ class NetLockManager:
         """Send lock packets to ``node`` from now on (a failover to the backup switch)."""
         self.active = node
         self.packet_handlers[0] = node.on_packets
+
+    def node_for(self, lock: int) -> SwitchNode:
+        """The switch serving ``lock`` now."""
+        backup = self.backup
+        if backup is not None and lock in self.staying:
+            return backup
+        return self.active
+
+    def route(self, req: Req) -> None:
+        """Packets that arrived together, each to the switch serving its lock (while two
+        switches share the locks)."""
+        while req is not None:
+            nxt = req.follow
+            req.follow = None
+            self.node_for(req.lock).on_packets(req)
+            req = nxt
 
     def owner(self, lock: int) -> ServerNode:
         """The lock server currently owning ``lock``'s partition."""
@@ -152,7 +172,7 @@ class NetLockManager:
         buffer, or (not marked) a request it held aside while a lock moved in."""
         req = self.pending.pop(lreq.txn_id, None)
         if req is not None:
-            self.active.acquire(req, int(lreq.push_back))
+            self.node_for(req.lock).acquire(req, int(lreq.push_back))
 
     def server_control(self, server: ServerNode, actions: list[Action]) -> None:
         if server.alive and actions:
@@ -171,6 +191,8 @@ class NetLockManager:
             yield self.env.timeout(period)
             now_us = int(self.env.now)
             self.active.expire(now_us, self.lease_us)
+            if self.backup is not None:
+                self.backup.expire(now_us, self.lease_us)
             for server in self.servers:
                 if server.alive:
                     self.server_control(server, server.state.expire(now_us, self.lease_us))
@@ -179,16 +201,8 @@ class NetLockManager:
         while True:
             yield self.env.timeout(self.cfg.switch.quota_window_us)
             self.active.dp.reset_quota_window()
-
-    def end_grace(self, server: ServerNode) -> None:
-        """A server's lease grace after adopting locks is over: grant what waited."""
-        if server.alive:
-            self.server_control(server, server.state.tick(int(self.env.now)))
-
-    def adopt_grace(self, server: ServerNode) -> None:
-        """``server`` adopted locks others granted: grant none of them for one lease."""
-        server.state.start_grace(int(self.env.now) + self.lease_us)
-        self.engine.call_later(self.lease_us + 1, self.end_grace, server)
+            if self.backup is not None:
+                self.backup.dp.reset_quota_window()
 
     def switch_queue_length(self) -> int:
         """Requests in the active switch's queues now (q1, all locks and classes)."""

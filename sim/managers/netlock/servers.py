@@ -8,14 +8,21 @@ one lock's packets are handled in arrival order. Each packet
 server completes ``rate_rps`` of them per second with all cores busy. A core is a
 busy-until time, not a simpy resource: the lock server's state changes when the packet
 arrives (per-lock order is what matters) and its answers leave when the core is done.
+
+After adopting locks someone else granted (a failed server's partition, or a failed
+switch's locks), the server waits one lease before granting them (their old holders' leases
+run out first; paper section 4.5) but keeps serving its own: acquires of adopted locks are
+held aside in arrival order (:meth:`ServerNode.adopt`, :meth:`ServerNode.adopt_switch_locks`)
+and handled when their grace ends (:meth:`ServerNode.end_grace`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from netlock.lockserver import LockServer
-from netlock.packets import Action, LockRequest
+from netlock.packets import Action, ActionKind, LockRequest, Op
 from sim.network import Link
 
 RSS_MULTIPLIER = 0x9E3779B1
@@ -41,6 +48,11 @@ class ServerNode:
         self.down = Link()
         self.packets = 0
         self.busy_us = 0.0
+        self.adopting: set[int] = set()
+        """Adopted partitions (original owners) whose locks are in their lease grace."""
+        self.adopted_locks: set[int] = set()
+        """Adopted switch locks in their lease grace."""
+        self.held: list[LockRequest] = []
 
     def _serve(self, lock_id: int) -> float:
         """Queue one packet on its core; the delay until the core finishes it (us)."""
@@ -60,7 +72,58 @@ class ServerNode:
         if not self.alive:
             return
         delay = self._serve(lreq.lock_id)
+        if (self.adopting or self.adopted_locks) and self._in_grace(lreq):
+            self.held.append(lreq)
+            return
         self.m.server_actions(self, self.state.process(lreq, int(self.env._now)), delay)
+
+    def _in_grace(self, lreq: LockRequest) -> bool:
+        """An acquire the server must not queue yet: its lock is adopted and in its grace
+        (overflow and push-backs of switch-resident locks are not granted here anyway)."""
+        return (lreq.op == Op.ACQUIRE and not lreq.overflow and not lreq.push_back
+                and (lreq.lock_id in self.adopted_locks
+                     or self.m.partition.owner(lreq.lock_id) in self.adopting))
+
+    def adopt(self, parts: set[int]) -> None:
+        """Start the grace of adopted partitions ``parts``: hold their acquires aside."""
+        self.adopting |= parts
+
+    def adopt_switch_locks(self, locks: set[int]) -> None:
+        """The switch failed: serve its ``locks`` after a grace. Their overflow buffered here
+        becomes the head of the held requests (oldest first), as plain acquires."""
+        state = self.state
+        self.adopted_locks |= locks
+        for key in sorted(k for k in state.buffers if k[0] in locks):
+            self.held += [replace(req, overflow=False, push_back=False)
+                          for req in state.buffers.pop(key)]
+        for lock in sorted(lock for lock in state.late if lock in locks):
+            self.held += state.late.pop(lock)
+        state.resident -= locks
+
+    def end_grace(self, parts: set[int], locks: frozenset[int] = frozenset()) -> None:
+        """The grace of partitions ``parts`` and switch ``locks`` is over: handle their held
+        acquires in arrival order.
+
+        A held acquire whose lock moved into the switch meanwhile is re-sent to the switch
+        as a new acquire, like the requests :meth:`LockServer.mapped` returns.
+        """
+        self.adopting -= parts
+        self.adopted_locks -= locks
+        if not self.alive:
+            self.held.clear()
+            return
+        now = int(self.env._now)
+        kept: list[LockRequest] = []
+        actions: list[Action] = []
+        for lreq in self.held:
+            if self._in_grace(lreq):
+                kept.append(lreq)
+            elif lreq.lock_id in self.state.resident:
+                actions.append(Action(ActionKind.PUSH_BACK, lreq))
+            else:
+                actions += self.state.process(lreq, now)
+        self.held = kept
+        self.control(actions)
 
     def on_notify(self, lock_id: int, priority: int, count: int) -> None:
         """The switch says the queue of (lock, priority) drained: push back up to ``count``."""
@@ -77,3 +140,6 @@ class ServerNode:
     def fail(self) -> None:
         self.alive = False
         self.state.fail()
+        self.adopting.clear()
+        self.adopted_locks.clear()
+        self.held.clear()
