@@ -178,7 +178,8 @@ def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
     doc["sim"].pop("duration_s")
     doc.pop("failures")
     key = json.dumps(doc, sort_keys=True, default=str)
-    if key not in _PILOTS:
+    found = _PILOTS.get(key)
+    if found is None:
         servers_only = plan_from_trace(synthetic, config, hold_us, slots=0)
         pilot = assemble(config, *servers_only, seed_key=[config.sim.seed, PILOT_STREAM])
         wanted = PILOT_TXNS_PER_CLIENT * config.workload.clients
@@ -191,9 +192,10 @@ def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
             until += PILOT_STEP_US
             pilot.advance(until)
         requests = pilot.recorder.requests_frame()
+        found = trace_from_uses(requests, priorities) if len(requests) else synthetic
         _PILOTS.clear()
-        _PILOTS[key] = trace_from_uses(requests, priorities) if len(requests) else synthetic
-    return _PILOTS[key]
+        _PILOTS[key] = found
+    return found
 
 
 def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object) -> Model:
