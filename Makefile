@@ -22,8 +22,12 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 demo: $(STAMP)
 	$(BIN)/netlock demo
 
+# The fast engine is compiled into numba's cache once (minutes on a fresh clone, a second
+# later) before the parallel test workers start, so that they load it rather than each
+# compiling it.
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/python -m sim.fast.warm
 	$(BIN)/python -m pytest -q -n 2
 
 lint: $(TEST_STAMP)

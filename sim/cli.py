@@ -16,7 +16,7 @@ from netlock.cli.common import emit_json, guarded, parse_sets
 from netlock.config import load_config
 from netlock.errors import ConfigError
 from sim.plots import plot_sweep
-from sim.simulate import simulate
+from sim.simulate import run_engine
 from sim.sweep import grid_points, parse_grid, run_sweep
 
 CONFIG_PANEL = "Config"
@@ -25,6 +25,7 @@ OUTPUT_PANEL = "Output"
 
 class Engine(str, Enum):
     simpy = "simpy"
+    fast = "fast"
 
 
 SetOpt = Annotated[list[str] | None, typer.Option(
@@ -63,12 +64,13 @@ def sim_command(
     Example:
 
         netlock sim configs/micro-exclusive.yaml --set workload.think_time_us=10 --json
+
+        netlock sim configs/tpcc-low.yaml --engine fast --set sim.duration_s=1
     """
     if fmt not in ("parquet", "csv"):
         raise ConfigError(f"--format: must be parquet or csv, got {fmt!r}")
     cfg = load_config(config, parse_sets(sets))
-    _engine(cfg.sim.engine, engine)
-    result = simulate(cfg)
+    result = run_engine(cfg, _engine(cfg.sim.engine, engine))
     if out is not None:
         result.write(out, fmt)
     if as_json:
@@ -108,7 +110,13 @@ def sweep_command(
         "--out", help="folder for results.parquet/.csv, the PNG plots and points/",
         rich_help_panel=OUTPUT_PANEL)],
     workers: Annotated[int | None, typer.Option(
-        "--workers", help="worker processes (default: the CPU count)", min=1)] = None,
+        "--workers", help="local worker processes (default: the CPU count)", min=1)] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", metavar="tcp://HOST:PORT", help="run the points on the dask.distributed "
+        "cluster of this scheduler instead of local processes")] = None,
+    engine: Annotated[Engine | None, typer.Option(
+        "--engine", help="simulation engine (default: sim.engine of the config)",
+        rich_help_panel=CONFIG_PANEL)] = None,
     sets: SetOpt = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="skip the points already finished under --out")] = False,
@@ -122,10 +130,15 @@ def sweep_command(
     Example:
 
         netlock sweep configs/memory-vs-think-time.yaml --grid switch.slots=500,1000,2000
-        --grid workload.think_time_us=0,10,100 --out results/fig14a --workers 2
+        --grid workload.think_time_us=0,10,100 --out results/fig14a --workers 2 --engine fast
     """
     base = load_config(config, parse_sets(sets))
-    _engine(base.sim.engine, None)
+    chosen = _engine(base.sim.engine, engine)
+    if chosen != base.sim.engine:
+        base = base.with_overrides({"sim.engine": chosen})
+    if scheduler is not None and "://" not in scheduler:
+        raise ConfigError(f"--scheduler {scheduler!r}: expected a scheduler address such as "
+                          f"tcp://HOST:PORT")
     axes = parse_grid(grid)
     points = grid_points(base, axes, common_seed)
     n_workers = workers or max(1, os.cpu_count() or 1)
@@ -135,7 +148,8 @@ def sweep_command(
                   transient=as_json) as bar:
         task = bar.add_task("sweep", total=len(points))
         table = run_sweep(points, out, n_workers, resume,
-                          progress=lambda done, total: bar.update(task, completed=done))
+                          progress=lambda done, total: bar.update(task, completed=done),
+                          scheduler=scheduler)
     plots = plot_sweep(table, [a.key for a in axes], out)
     if as_json:
         emit_json({"points": len(points), "out": str(out),

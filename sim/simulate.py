@@ -73,6 +73,18 @@ def simulate(config: Config) -> SimResult:
     return summarise(model, wall_s)
 
 
+def run_engine(config: Config, engine: str | None = None) -> SimResult:
+    """One run on ``engine`` (``simpy`` or ``fast``; default: the config's ``sim.engine``).
+
+    The fast engine (:mod:`sim.fast`) imports this module, so it is imported on use.
+    """
+    if (engine or config.sim.engine) == "fast":
+        from sim.fast.simulate import simulate_fast
+
+        return simulate_fast(config)
+    return simulate(config)
+
+
 def summarise(model: Model, wall_s: float) -> SimResult:
     cfg = model.config
     rec = model.recorder

@@ -1,4 +1,4 @@
-"""Sweeps: :func:`sim.simulate.simulate` mapped over a grid of configs in worker processes.
+"""Sweeps: one simulation per point of a grid of configs, on local processes or dask.
 
 A grid is one or more axes ``key=v1,v2,...`` over dotted config keys; the points are their
 cartesian product, each a validated config. Every point gets its own seed, derived from
@@ -6,9 +6,12 @@ the base seed and the point's values alone (so a point's result does not depend 
 grid around it or on the order the points ran), unless ``common_seed`` asks for the base
 seed everywhere (common random numbers: smoother curves when points are compared).
 
-Each finished point is written at once to ``points/<id>.json`` under the output folder;
-``resume`` skips the points already there. The results table (one row per point) is
-written as ``results.parquet`` and ``results.csv``.
+Points run on the engine their config names (``sim.engine``: simpy or fast), serially, in
+local worker processes, or on a dask.distributed cluster; the seeds make all three give the
+same results. Each finished point is written at once to ``points/<id>.json`` under the
+output folder; ``resume`` skips the points already there. Workers send back one summary row
+per point, so memory does not grow with the raw samples of the points. The results table
+(one row per point) is written as ``results.parquet`` and ``results.csv``.
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ from netlock import atomic
 from netlock.config import Config
 from netlock.config.overrides import parse_override
 from netlock.errors import ConfigError, NetlockError
-from sim.simulate import simulate
+from sim.simulate import run_engine
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
                    "retries", "violations", "granted", "wall_s", "events")
 LATENCY_COLUMNS = ("mean", "p50", "p99", "p999")
+DASK_CONNECT_S = 10
 
 
 @dataclass(frozen=True)
@@ -99,8 +103,8 @@ def grid_points(base: Config, axes: list[Axis], common_seed: bool = False) -> li
 
 
 def run_point(config: Config) -> dict[str, Any]:
-    """Simulate one point (in a worker process) and return its flat result row."""
-    summary = simulate(config).summary
+    """Simulate one point (in a worker) on its ``sim.engine``; its flat result row."""
+    summary = run_engine(config).summary
     row = {k: summary[k] for k in SUMMARY_COLUMNS}
     row.update({f"latency_{k}_us": summary["latency_us"][k] for k in LATENCY_COLUMNS})
     row.update({f"txn_latency_{k}_us": summary["txn_latency_us"][k] for k in LATENCY_COLUMNS})
@@ -135,10 +139,15 @@ def save_point(out_dir: Path, point: Point, row: dict[str, Any]) -> None:
 
 def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
               resume: bool = False,
-              progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
-    """Run every point (``workers`` processes), streaming each result to disk; the table.
+              progress: Callable[[int, int], None] | None = None,
+              scheduler: str | None = None) -> pd.DataFrame:
+    """Run every point, streaming each result to disk as it finishes; the table.
 
-    ``progress(done, total)`` is called after each point. Rows keep the grid's order.
+    Points run serially (``workers`` <= 1), in a pool of ``workers`` local processes, or on
+    the dask.distributed cluster whose scheduler is at ``scheduler`` (``tcp://HOST:PORT``).
+    Workers return one summary row per point, never the raw samples. ``progress(done,
+    total)`` is called after each point. Rows keep the grid's order. An interrupted sweep
+    loses only the points that were running; ``resume`` skips the points already on disk.
     """
     out = Path(out_dir)
     rows: dict[str, dict[str, Any]] = {}
@@ -152,27 +161,60 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
     total = len(points)
     if progress:
         progress(len(rows), total)
-    if workers <= 1:
+
+    def finished(point: Point, row: dict[str, Any]) -> None:
+        rows[point.pid] = _finish(out, point, row)
+        if progress:
+            progress(len(rows), total)
+
+    if scheduler is not None:
+        _run_on_dask(todo, scheduler, finished)
+    elif workers <= 1:
         for point in todo:
-            rows[point.pid] = _finish(out, point, run_point(point.config))
-            if progress:
-                progress(len(rows), total)
+            finished(point, run_point(point.config))
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            running: dict[Future, Point] = {pool.submit(run_point, p.config): p for p in todo}
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    point = running.pop(future)
-                    rows[point.pid] = _finish(out, point, _result(future, point))
-                    if progress:
-                        progress(len(rows), total)
+        _run_in_processes(todo, workers, finished)
     table = results_table(points, rows)
     write_table(table, out)
     return table
 
 
-def _result(future: Future, point: Point) -> dict[str, Any]:
+def _run_in_processes(todo: list[Point], workers: int,
+                      finished: Callable[[Point, dict[str, Any]], None]) -> None:
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        running: dict[Future, Point] = {pool.submit(run_point, p.config): p for p in todo}
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                point = running.pop(future)
+                finished(point, _result(future, point))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_on_dask(todo: list[Point], scheduler: str,
+                 finished: Callable[[Point, dict[str, Any]], None]) -> None:
+    """Run the points as tasks of a dask.distributed cluster, collecting them as they end."""
+    from dask.distributed import Client, as_completed
+
+    try:
+        client = Client(scheduler, timeout=DASK_CONNECT_S)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ConfigError(f"--scheduler {scheduler}: cannot reach a dask scheduler there "
+                          f"({type(exc).__name__}: {exc})") from None
+    with client:
+        futures = {client.submit(run_point, p.config, key=f"netlock-point-{p.pid}",
+                                 pure=False): p for p in todo}
+        try:
+            for future in as_completed(futures):
+                point = futures[future]
+                finished(point, _result(future, point))
+        finally:
+            client.cancel(list(futures))
+
+
+def _result(future: Any, point: Point) -> dict[str, Any]:
     try:
         return future.result()
     except NetlockError as exc:

@@ -33,6 +33,7 @@ from netlock.dataplane._jit import kernel
 from netlock.dataplane.layout import (
     C_EXPIRED,
     C_HEADER,
+    C_LOCK_ROWS,
     C_PASS,
     C_PASSES,
     C_QUOTA_POLICY,
@@ -433,12 +434,13 @@ def expire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.nd
     """The lease sweep: while a region's head is granted and its lease is over, release it.
 
     The control plane reads heads directly and injects a release packet per expired
-    holder (its passes are counted). ``ctl[C_EXPIRED]`` gets the number expired.
+    holder (its passes are counted). ``ctl[C_EXPIRED]`` gets the number expired. Only the
+    lock-table rows ever used (below ``ctl[C_LOCK_ROWS]``) are scanned.
     """
     ctl[C_PASSES] = 0
     n = 0
     expired = 0
-    for i in range(locks.shape[0]):
+    for i in range(min(ctl[C_LOCK_ROWS], locks.shape[0])):
         mask = locks[i, L_CLASSES]
         lock_id = locks[i, L_LOCK_ID]
         for c in range(regions.shape[0]):

@@ -68,6 +68,7 @@ C_TRACE_LEN = 3  # triples recorded
 C_TRACE_FULL = 4  # set when the trace buffer ran out
 C_PASSES = 5  # passes used by the last kernel call
 C_EXPIRED = 6  # holders expired by the last expire sweep
+C_LOCK_ROWS = 7  # lock-table rows ever used end before this; the lease sweep scans no further
 C_HEADER = 8
 
 QUOTA_DROP = 0

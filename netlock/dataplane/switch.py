@@ -20,6 +20,7 @@ from netlock.dataplane import kernels
 from netlock.dataplane.layout import (
     C_EXPIRED,
     C_HEADER,
+    C_LOCK_ROWS,
     C_PASSES,
     C_QUOTA_POLICY,
     C_TRACE_FULL,
@@ -164,6 +165,7 @@ class SwitchDataPlane:
         self._check_bounds(priority, left, right, owner=-1)
         if i is None:
             i = self._free.pop()
+            self._use_rows(i + 1)
             self._table[lock_id] = i
             self.locks[i] = 0
             self.locks[i, L_LOCK_ID] = lock_id
@@ -201,6 +203,8 @@ class SwitchDataPlane:
         new_ids = ids[fresh]
         taken = np.array(self._free[len(self._free) - len(new_ids):][::-1], dtype=np.int64)
         del self._free[len(self._free) - len(new_ids):]
+        if len(taken):
+            self._use_rows(int(taken.max()) + 1)
         self._table.update(zip(new_ids.tolist(), taken.tolist(), strict=True))
         self.locks[taken] = 0
         self.locks[taken, L_LOCK_ID] = new_ids
@@ -433,10 +437,16 @@ class SwitchDataPlane:
 
     # --- internals ------------------------------------------------------------------------------
 
+    def _use_rows(self, rows: int) -> None:
+        """Lock-table rows below ``rows`` may be in use (the lease sweep scans them)."""
+        self.ctl[C_LOCK_ROWS] = max(int(self.ctl[C_LOCK_ROWS]), rows)
+
     def _rebuild_table(self) -> None:
         ids = self.locks[:, L_LOCK_ID]
         self._table: dict[int, int] = {int(ids[i]): i for i in np.flatnonzero(ids >= 0).tolist()}
         self._free = np.flatnonzero(ids < 0)[::-1].tolist()
+        used = np.flatnonzero(ids >= 0)
+        self._use_rows(int(used[-1]) + 1 if len(used) else 0)
         self._owner = np.full(self.geometry.total_slots, -1, dtype=np.int64)
         for i in self._table.values():
             for c in self._classes(i):

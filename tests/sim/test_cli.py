@@ -53,7 +53,7 @@ def test_sim_prints_a_table_without_json(run):
     (["--set", "switch.slotz=3"], "switch.slotz"),
     (["--set", "workload.think_time_us=-1"], "workload.think_time_us"),
     (["--set", "lease.us=5"], "lease.us"),
-    (["--set", "sim.engine=fast"], "sim.engine"),
+    (["--set", "sim.engine=warp"], "sim.engine"),
     (["--format", "xml"], "--format"),
 ])
 def test_bad_configs_are_one_line_and_exit_2(run, args, message):
@@ -71,7 +71,7 @@ def test_a_missing_config_file_is_exit_2(run, tmp_path):
 
 
 def test_an_unknown_engine_is_refused(run):
-    assert run("sim", CONFIGS / "micro-exclusive.yaml", "--engine", "fast").exit_code == 2
+    assert run("sim", CONFIGS / "micro-exclusive.yaml", "--engine", "warp").exit_code == 2
 
 
 def test_help_shows_an_example(run):

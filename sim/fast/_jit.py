@@ -1,0 +1,57 @@
+"""``fast_jit``: how the fast engine's loops are compiled.
+
+``numba.njit(cache=True, _nrt=False)``: the engine's functions never allocate arrays (every
+array is made in Python and passed in), so numba's reference counting is left out, as for
+the data-plane kernels they call (see :mod:`netlock.dataplane._jit`). With the JIT disabled
+(``NETLOCK_NOJIT=1``) they run as plain Python, slowly but with the same results.
+
+numba's cache only notices edits to a function's own file; the engine inlines constants of
+its sibling modules and of the data-plane kernels, so the cache of this package is dropped
+whenever any of those sources changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, kernel_sources
+
+F = TypeVar("F", bound=Callable)
+
+if JIT_ENABLED:
+    import numba
+
+
+def fast_jit(func: F) -> F:
+    """Compile ``func`` for the fast engine (identity when the JIT is disabled)."""
+    if JIT_ENABLED:
+        return numba.njit(cache=True, _nrt=False)(func)
+    return func
+
+
+def fast_jit_inline(func: F) -> F:
+    """:func:`fast_jit`, inlined into its callers by numba.
+
+    For the per-request path: a call between compiled functions passes the whole
+    :class:`sim.fast.state.Rack` (a few hundred machine words), which costs more than the
+    work of most of these functions.
+    """
+    if JIT_ENABLED:
+        return numba.njit(cache=True, _nrt=False, inline="always")(func)
+    return func
+
+
+COMPILED_MODULES = ("_jit", "hashmap", "heap", "lockserver", "state", "records", "clients",
+                    "rack", "loop", "safety", "prefetch")
+
+
+def engine_sources() -> list[Path]:
+    """The files whose content the compiled engine depends on."""
+    here = Path(__file__).resolve().parent
+    return [*(here / f"{name}.py" for name in COMPILED_MODULES), *kernel_sources()]
+
+
+if JIT_ENABLED:
+    drop_stale_cache(Path(__file__).resolve().parent, engine_sources())

@@ -1,0 +1,436 @@
+"""Closed-loop clients, compiled: :mod:`sim.clients`' behaviour step for step.
+
+Transactions take their locks one after the other; with all of them the client reads its
+data (``fetch_hops`` reliable hops), thinks, then releases everything and starts the next
+transaction, at most one acquire per ``gap_per_lock_us`` when the offered load is capped.
+Leases run from the grant's switch/server time; a client never uses a lock past its lease
+and aborts an attempt whose next grant misses the retry deadline; grants for attempts given
+up are released at once if still leased. Each client sends through its own NIC share
+(one acquire per ``CF_GAP`` us, releases ride free) and FIFO links; packets leaving within
+``P_BURST`` us travel as one burst with one delay draw (each still lost on its own).
+As in :meth:`sim.clients.Client.receive`, a grant that completes a one-lock attempt with
+nothing in between is handled at the moment the lock manager sends it, for its arrival time.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sim.fast import heap
+from sim.fast._jit import fast_jit, fast_jit_inline
+from sim.fast.prefetch import warm_switch_rows, warm_txns
+from sim.fast.records import free_request, hop, new_request, reliable_path
+from sim.fast.state import (
+    CF_DEADLINE,
+    CF_DOWN_LAST,
+    CF_FREE_AT,
+    CF_GAP,
+    CF_NEXT_START,
+    CF_TIMER_AT,
+    CF_TXN_START,
+    CF_UP_LAST,
+    CI_ATTEMPT,
+    CI_NEED,
+    CI_NHELD,
+    CI_NLOCKS,
+    CI_PENDING,
+    CI_TENANT,
+    CI_TX_N,
+    CI_TX_NEXT,
+    CI_TX_OFF,
+    E_BEGIN,
+    E_BURST,
+    E_COMMIT,
+    E_GRANT,
+    E_RESEND,
+    E_TIMER,
+    I_FAST,
+    I_FETCH_HOPS,
+    I_INSTANT,
+    I_LOSSY,
+    K_NEED_TXN,
+    K_RETRIES,
+    K_STALE,
+    K_TXNS,
+    K_USES,
+    N_USE,
+    P_BURST,
+    P_GAP_PER_LOCK,
+    P_LEASE_CLIENT,
+    P_QUOTA_WINDOW,
+    P_RETRY,
+    P_THINK,
+    RELEASE,
+    RF_CREATED,
+    RF_GRANT,
+    RF_LEASE_END,
+    RI_ATTEMPT,
+    RI_CLIENT,
+    RI_FOLLOW,
+    RI_LOCK,
+    RI_MODE,
+    RI_OP,
+    RI_SOURCE,
+    U_CLIENT,
+    U_END,
+    U_LATENCY,
+    U_LOCK,
+    U_MODE,
+    U_SOURCE,
+    U_T,
+    U_TENANT,
+    X_CLIENT,
+    X_LATENCY,
+    X_LOCKS,
+    X_T,
+    X_TENANT,
+    Rack,
+)
+
+INF = math.inf
+
+
+# --- records -------------------------------------------------------------------------------
+
+@fast_jit_inline
+def record_use(r: Rack, h: int, start: float, end: float) -> None:
+    """A granted request's row: grant arrival, latency, tenant, source, lock, mode, end."""
+    n = r.cnt[K_USES]
+    r.cnt[K_USES] = n + 1
+    c = r.ri[h, RI_CLIENT]
+    u = r.uses
+    u[n, U_T] = start
+    u[n, U_LATENCY] = start - r.rf[h, RF_CREATED]
+    u[n, U_TENANT] = r.ci[c, CI_TENANT]
+    u[n, U_SOURCE] = r.ri[h, RI_SOURCE]
+    u[n, U_LOCK] = r.ri[h, RI_LOCK]
+    u[n, U_MODE] = r.ri[h, RI_MODE]
+    u[n, U_END] = end
+    u[n, U_CLIENT] = c
+
+
+@fast_jit_inline
+def record_txn(r: Rack, c: int, now: float) -> None:
+    n = r.cnt[K_TXNS]
+    r.cnt[K_TXNS] = n + 1
+    x = r.txns
+    x[n, X_T] = now
+    x[n, X_LATENCY] = now - r.cf[c, CF_TXN_START]
+    x[n, X_TENANT] = r.ci[c, CI_TENANT]
+    x[n, X_LOCKS] = r.ci[c, CI_NLOCKS]
+    x[n, X_CLIENT] = c
+
+
+# --- sending -------------------------------------------------------------------------------
+
+@fast_jit_inline
+def _deliver(r: Rack, c: int, first: int, at: float) -> None:
+    """The burst led by ``first`` reaches the switch at ``at`` over the client's FIFO link."""
+    if at < r.cf[c, CF_UP_LAST]:
+        at = r.cf[c, CF_UP_LAST]
+    else:
+        r.cf[c, CF_UP_LAST] = at
+    heap.push(r.heap, at, E_BURST, first, 0)
+
+
+@fast_jit_inline
+def send_burst_inline(r: Rack, c: int, count: int, now: float) -> None:
+    """Send ``r.burst[:count]`` back to back from client ``c`` at client time ``now``."""
+    gap = r.cf[c, CF_GAP]
+    t = r.cf[c, CF_FREE_AT]
+    if t < now:
+        t = now
+    lossy = r.pi[I_LOSSY] != 0
+    burst_us = r.pf[P_BURST]
+    first = -1
+    prev = -1
+    start = 0.0
+    last = 0.0
+    delay = 0.0
+    for j in range(count):
+        h = r.burst[j]
+        if first >= 0 and t - start > burst_us:
+            _deliver(r, c, first, last + delay)
+            first = -1
+        acquire = r.ri[h, RI_OP] == 0
+        d = hop(r) if lossy or first < 0 else delay
+        if d >= 0:
+            warm_switch_rows(r, h)
+            r.ri[h, RI_FOLLOW] = -1
+            if first < 0:
+                first = h
+                start = t
+                delay = d
+            else:
+                r.ri[prev, RI_FOLLOW] = h
+            prev = h
+            last = t
+        else:
+            free_request(r, h)
+        if acquire:
+            t += gap
+    r.cf[c, CF_FREE_AT] = t
+    if first >= 0:
+        _deliver(r, c, first, last + delay)
+
+
+@fast_jit
+def send_burst(r: Rack, c: int, count: int, now: float) -> None:
+    """:func:`send_burst_inline` as an ordinary call."""
+    send_burst_inline(r, c, count, now)
+
+
+# --- transactions --------------------------------------------------------------------------
+
+@fast_jit_inline
+def _arm_timer(r: Rack, c: int, deadline: float) -> None:
+    r.cf[c, CF_DEADLINE] = deadline
+    if r.cf[c, CF_TIMER_AT] == INF:
+        r.cf[c, CF_TIMER_AT] = deadline
+        heap.push(r.heap, deadline, E_TIMER, c, 0)
+
+
+@fast_jit_inline
+def next_acquire(r: Rack, c: int, now: float) -> int:
+    """The acquire of the first lock not yet held, and its retry deadline."""
+    k = r.ci[c, CI_NHELD]
+    h = new_request(r, c, r.ci[c, CI_ATTEMPT], r.cur_lock[c, k], r.cur_mode[c, k], now)
+    _arm_timer(r, c, now + r.pf[P_RETRY])
+    return h
+
+
+@fast_jit_inline
+def new_attempt(r: Rack, c: int, now: float) -> int:
+    r.ci[c, CI_ATTEMPT] += 1
+    r.ci[c, CI_PENDING] = r.ci[c, CI_NLOCKS]
+    r.ci[c, CI_NHELD] = 0
+    return next_acquire(r, c, now)
+
+
+@fast_jit_inline
+def draw_txn(r: Rack, c: int) -> None:
+    """Take the client's next transaction from its batch; flag the batch when used up."""
+    t = r.ci[c, CI_TX_NEXT]
+    off = r.ci[c, CI_TX_OFF]
+    warm_txns(r, c, t, off)
+    size = r.tx_size[c, t]
+    for k in range(size):
+        r.cur_lock[c, k] = r.tx_lock[c, off + k]
+        r.cur_mode[c, k] = r.tx_mode[c, off + k]
+    r.ci[c, CI_NLOCKS] = size
+    r.ci[c, CI_TX_NEXT] = t + 1
+    r.ci[c, CI_TX_OFF] = off + size
+    if t + 1 >= r.ci[c, CI_TX_N]:
+        r.ci[c, CI_NEED] = 1
+        r.cnt[K_NEED_TXN] += 1
+
+
+@fast_jit_inline
+def next_txn_inline(r: Rack, c: int, now: float) -> int:
+    """Draw the next transaction and make its first attempt's first acquire."""
+    draw_txn(r, c)
+    r.cf[c, CF_TXN_START] = now
+    gap = r.pf[P_GAP_PER_LOCK]
+    if gap > 0:
+        r.cf[c, CF_NEXT_START] = max(r.cf[c, CF_NEXT_START], now) + gap * r.ci[c, CI_NLOCKS]
+    return new_attempt(r, c, now)
+
+
+@fast_jit
+def next_txn(r: Rack, c: int, now: float) -> int:
+    """:func:`next_txn_inline` as an ordinary call."""
+    return next_txn_inline(r, c, now)
+
+
+@fast_jit
+def begin_txn(r: Rack, c: int, now: float) -> None:
+    r.burst[0] = next_txn(r, c, now)
+    send_burst(r, c, 1, now)
+
+
+@fast_jit
+def end_uses(r: Rack, c: int, now: float) -> tuple[int, bool]:
+    """Record every held lock's use; the releases go to ``r.burst`` (their count is
+    returned) and whether every lock was still leased."""
+    count = 0
+    valid = True
+    for k in range(r.ci[c, CI_NHELD]):
+        h = r.held[c, k]
+        lease_end = r.rf[h, RF_LEASE_END]
+        if lease_end <= now:
+            record_use(r, h, r.rf[h, RF_GRANT], lease_end)
+            free_request(r, h)
+            valid = False
+        else:
+            record_use(r, h, r.rf[h, RF_GRANT], now)
+            r.ri[h, RI_OP] = RELEASE
+            r.burst[count] = h
+            count += 1
+    r.ci[c, CI_NHELD] = 0
+    return count, valid
+
+
+@fast_jit
+def commit(r: Rack, c: int, attempt: int, now: float) -> None:
+    """Commit at client time ``now``: releases and the next transaction in one burst."""
+    if attempt != r.ci[c, CI_ATTEMPT]:
+        return
+    count, valid = end_uses(r, c, now)
+    if not valid:
+        r.cnt[K_RETRIES] += r.ci[c, CI_NLOCKS]
+        r.burst[count] = new_attempt(r, c, now)
+        count += 1
+    else:
+        record_txn(r, c, now)
+        if r.cf[c, CF_NEXT_START] > now:
+            heap.push(r.heap, r.cf[c, CF_NEXT_START], E_BEGIN, c, 0)
+        else:
+            r.burst[count] = next_txn(r, c, now)
+            count += 1
+    send_burst(r, c, count, now)
+
+
+@fast_jit
+def abort(r: Rack, c: int, now: float) -> None:
+    """Give up the current attempt: release what is held, then retry the transaction."""
+    count, _ = end_uses(r, c, now)
+    r.cnt[K_RETRIES] += r.ci[c, CI_NLOCKS]
+    r.burst[count] = new_attempt(r, c, now)
+    send_burst(r, c, count + 1, now)
+
+
+@fast_jit
+def on_timer(r: Rack, c: int, now: float) -> None:
+    r.cf[c, CF_TIMER_AT] = INF
+    if r.ci[c, CI_PENDING] and now >= r.cf[c, CF_DEADLINE]:
+        abort(r, c, now)
+    elif r.cf[c, CF_DEADLINE] < INF:
+        r.cf[c, CF_TIMER_AT] = r.cf[c, CF_DEADLINE]
+        heap.push(r.heap, r.cf[c, CF_DEADLINE], E_TIMER, c, 0)
+
+
+# --- grants --------------------------------------------------------------------------------
+
+@fast_jit
+def granted(r: Rack, h: int, now: float) -> None:
+    """A grant of the current attempt arrives at client time ``now``."""
+    c = r.ri[h, RI_CLIENT]
+    if now >= r.rf[h, RF_LEASE_END]:
+        abort(r, c, now)
+        free_request(r, h)
+        return
+    r.rf[h, RF_GRANT] = now
+    r.held[c, r.ci[c, CI_NHELD]] = h
+    r.ci[c, CI_NHELD] += 1
+    r.ci[c, CI_PENDING] -= 1
+    if r.ci[c, CI_PENDING]:
+        r.burst[0] = next_acquire(r, c, now)
+        send_burst(r, c, 1, now)
+        return
+    r.cf[c, CF_DEADLINE] = INF
+    if r.pi[I_INSTANT]:
+        commit(r, c, r.ci[c, CI_ATTEMPT], now)
+        return
+    wait = r.pf[P_THINK]
+    fetch = r.pi[I_FETCH_HOPS]
+    if fetch:
+        wait += reliable_path(r, fetch)
+    heap.push(r.heap, now + wait, E_COMMIT, c, r.ci[c, CI_ATTEMPT])
+
+
+@fast_jit
+def stale_grant(r: Rack, h: int, now: float) -> None:
+    """A grant for an attempt already given up: hand the lock back if still leased."""
+    r.cnt[K_STALE] += 1
+    if r.ri[h, RI_OP] != 0:
+        return
+    if now < r.rf[h, RF_LEASE_END]:
+        r.ri[h, RI_OP] = RELEASE
+        r.burst[0] = h
+        send_burst(r, r.ri[h, RI_CLIENT], 1, now)
+    else:
+        free_request(r, h)
+
+
+@fast_jit
+def on_grant(r: Rack, h: int, now: float) -> None:
+    """A grant arrived (an event)."""
+    c = r.ri[h, RI_CLIENT]
+    if r.ri[h, RI_ATTEMPT] != r.ci[c, CI_ATTEMPT] or r.ri[h, RI_OP] != 0:
+        stale_grant(r, h, now)
+    else:
+        granted(r, h, now)
+
+
+@fast_jit_inline
+def receive_inline(r: Rack, h: int, t: float, granted_at: float) -> None:
+    """A grant made at ``granted_at`` reaches its client at ``t`` over its FIFO down link
+    (:meth:`sim.clients.Client.receive`, including its inline one-lock commit)."""
+    c = r.ri[h, RI_CLIENT]
+    lease_end = math.floor(granted_at) + r.pf[P_LEASE_CLIENT]
+    r.rf[h, RF_LEASE_END] = lease_end
+    if t < r.cf[c, CF_DOWN_LAST]:
+        t = r.cf[c, CF_DOWN_LAST]
+    else:
+        r.cf[c, CF_DOWN_LAST] = t
+    current = r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT] and r.ri[h, RI_OP] == 0
+    one_left = r.ci[c, CI_PENDING] == 1
+    in_time = t < r.cf[c, CF_DEADLINE]
+    if not (r.pi[I_FAST] and one_left and r.ci[c, CI_NHELD] == 0 and current and in_time
+            and t < lease_end):
+        if r.pi[I_INSTANT] and one_left and current and in_time:
+            granted(r, h, t)
+        else:
+            heap.push(r.heap, t, E_GRANT, h, 0)
+        return
+    record_use(r, h, t, t)
+    record_txn(r, c, t)
+    r.ri[h, RI_OP] = RELEASE
+    new = next_txn_inline(r, c, t)
+    r.burst[0] = h
+    r.burst[1] = new
+    send_burst_inline(r, c, 2, t)
+
+
+@fast_jit
+def receive(r: Rack, h: int, t: float, granted_at: float) -> None:
+    """:func:`receive_inline` as an ordinary call (for the less frequent callers)."""
+    receive_inline(r, h, t, granted_at)
+
+
+# --- deferred requests (over quota) ----------------------------------------------------------
+
+@fast_jit
+def on_defer(r: Rack, h: int, now: float) -> None:
+    c = r.ri[h, RI_CLIENT]
+    if r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT]:
+        r.cnt[K_RETRIES] += 1
+        heap.push(r.heap, now + r.pf[P_QUOTA_WINDOW], E_RESEND, h, 0)
+    else:
+        free_request(r, h)
+
+
+@fast_jit
+def resend(r: Rack, h: int, now: float) -> None:
+    c = r.ri[h, RI_CLIENT]
+    if r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT]:
+        r.burst[0] = h
+        send_burst(r, c, 1, now)
+    else:
+        free_request(r, h)
+
+
+@fast_jit
+def close(r: Rack, now: float) -> None:
+    """At the end of a run: record the uses still in progress as ending ``now``."""
+    for c in range(r.ci.shape[0]):
+        for k in range(r.ci[c, CI_NHELD]):
+            h = r.held[c, k]
+            if r.rf[h, RF_GRANT] < now:
+                record_use(r, h, r.rf[h, RF_GRANT], min(now, r.rf[h, RF_LEASE_END]))
+        r.ci[c, CI_NHELD] = 0
+
+
+def uses_per_event(clients: int, max_locks: int) -> int:
+    """Most recorder rows one event can add (every client committing at once)."""
+    return clients * (max_locks + 1) + N_USE

@@ -1,0 +1,81 @@
+"""An int64 -> int64 open-addressing hash map in two numpy arrays, for compiled code.
+
+Keys are lock ids (>= 0); ``-1`` marks an empty cell. Linear probing from a multiplicative
+hash; entries are never removed (the engine maps each lock id it meets to a dense index for
+the whole run). The capacity is a power of two and is kept at least twice the entry count
+by the caller (:func:`grown`), so probes stay short.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.fast._jit import fast_jit
+
+EMPTY = -1
+_MULT = 0x9E3779B97F4A7C15 >> 1
+
+
+def new_map(capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty ``(keys, values)`` with room for ``capacity`` // 2 entries (power of two)."""
+    size = 1 << max(4, int(capacity - 1).bit_length())
+    return np.full(size, EMPTY, dtype=np.int64), np.zeros(size, dtype=np.int64)
+
+
+@fast_jit
+def _slot(keys: np.ndarray, key: int) -> int:
+    mask = keys.shape[0] - 1
+    k = ((key * _MULT) >> 17) & mask
+    while keys[k] != EMPTY and keys[k] != key:
+        k = (k + 1) & mask
+    return k
+
+
+@fast_jit
+def lookup(keys: np.ndarray, values: np.ndarray, key: int) -> int:
+    """The value of ``key``, or -1 when absent."""
+    k = _slot(keys, key)
+    if keys[k] == EMPTY:
+        return -1
+    return values[k]
+
+
+@fast_jit
+def insert(keys: np.ndarray, values: np.ndarray, key: int, value: int) -> None:
+    """Set ``key`` to ``value`` (the map must have a free cell)."""
+    k = _slot(keys, key)
+    keys[k] = key
+    values[k] = value
+
+
+@fast_jit
+def _rehash(old_keys: np.ndarray, old_values: np.ndarray, keys: np.ndarray,
+            values: np.ndarray) -> None:
+    for k in range(old_keys.shape[0]):
+        if old_keys[k] != EMPTY:
+            insert(keys, values, old_keys[k], old_values[k])
+
+
+def grown(keys: np.ndarray, values: np.ndarray,
+          entries: int) -> tuple[np.ndarray, np.ndarray]:
+    """The map itself, or a copy with twice the cells when ``entries`` fills a quarter of it."""
+    if 4 * entries < len(keys):
+        return keys, values
+    new_keys, new_values = new_map(2 * len(keys))
+    _rehash(keys, values, new_keys, new_values)
+    return new_keys, new_values
+
+
+@fast_jit
+def _insert_all(keys: np.ndarray, values: np.ndarray, keys_in: np.ndarray,
+                values_in: np.ndarray) -> None:
+    for j in range(keys_in.shape[0]):
+        insert(keys, values, keys_in[j], values_in[j])
+
+
+def build_map(keys_in: np.ndarray, values_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A map holding ``keys_in[j] -> values_in[j]``."""
+    keys, values = new_map(4 * max(len(keys_in), 1))
+    _insert_all(keys, values, np.asarray(keys_in, dtype=np.int64),
+                np.asarray(values_in, dtype=np.int64))
+    return keys, values

@@ -1,0 +1,121 @@
+"""The fast engine's event loop: pop the earliest event, run it, until a time or a refill.
+
+Before each event the loop checks that the pre-drawn randomness and every growable array
+have room for the worst case of one event (``room`` thresholds in ``r.pi``); when one has
+not, it returns :data:`NEEDS_SERVICE` without taking the event, and the Python side
+(:mod:`sim.fast.simulate`) refills or grows and calls :func:`run` again, which continues
+exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+from sim.fast import clients, heap, lockserver, rack
+from sim.fast._jit import fast_jit, fast_jit_inline
+from sim.fast.heap import Q_SIZE
+from sim.fast.prefetch import warm_switch_slot
+from sim.fast.state import (
+    E_BEGIN,
+    E_BURST,
+    E_COMMIT,
+    E_DEFER,
+    E_GRANT,
+    E_NOTIFY,
+    E_PUSH,
+    E_QUOTA,
+    E_RESEND,
+    E_SERVER,
+    E_SWEEP,
+    E_TIMER,
+    I_ROOM_HOPS,
+    I_ROOM_LOCKS,
+    I_ROOM_REQUESTS,
+    I_ROOM_ROWS,
+    K_FREE,
+    K_HOP,
+    K_NEED_TXN,
+    K_TXNS,
+    K_USES,
+    P_QUOTA_WINDOW,
+    P_SWEEP,
+    RI_FOLLOW,
+    Rack,
+)
+
+DONE = 0
+WARM_PACKETS = 4
+NEEDS_SERVICE = 1
+
+
+@fast_jit
+def needs_service(r: Rack) -> bool:
+    """Whether some array might not have room for the next event."""
+    requests = r.pi[I_ROOM_REQUESTS]
+    rows = r.pi[I_ROOM_ROWS]
+    h = r.heap
+    srv = r.srv
+    return (r.cnt[K_NEED_TXN] > 0
+            or r.hops.shape[0] - r.cnt[K_HOP] < r.pi[I_ROOM_HOPS]
+            or r.cnt[K_FREE] < requests
+            or h.t.shape[0] - h.cnt[Q_SIZE] < requests
+            or r.uses.shape[0] - r.cnt[K_USES] < rows
+            or r.txns.shape[0] - r.cnt[K_TXNS] < rows
+            or srv.cnt[lockserver.CN_NFREE] < requests
+            or srv.lk.shape[0] - srv.cnt[lockserver.CN_DENSE] < r.pi[I_ROOM_LOCKS]
+            or 4 * (srv.cnt[lockserver.CN_DENSE] + r.pi[I_ROOM_LOCKS]) >= srv.keys.shape[0])
+
+
+@fast_jit_inline
+def _warm_burst(r: Rack, first: int) -> None:
+    """The next event is a burst: fetch the queue slots of its first packets."""
+    j = first
+    for _ in range(WARM_PACKETS):
+        if j < 0:
+            return
+        warm_switch_slot(r, j)
+        j = r.ri[j, RI_FOLLOW]
+
+
+@fast_jit
+def run(r: Rack, until_us: float) -> int:
+    """Run the events before ``until_us``; DONE, or NEEDS_SERVICE to be called again."""
+    h = r.heap
+    while h.cnt[Q_SIZE] > 0:
+        if needs_service(r):
+            return NEEDS_SERVICE
+        now = h.t[0]
+        if now >= until_us:
+            return DONE
+        slot = heap.pop(h)
+        kind = h.ev_kind[slot]
+        a = h.ev_a[slot]
+        b = h.ev_b[slot]
+        if h.cnt[Q_SIZE] > 0 and h.ev_kind[h.slot[0]] == E_BURST:
+            _warm_burst(r, h.ev_a[h.slot[0]])
+        if kind == E_BURST:
+            rack.switch_packets(r, a, now)
+        elif kind == E_GRANT:
+            clients.on_grant(r, a, now)
+        elif kind == E_SERVER:
+            rack.server_request(r, a, b, now)
+        elif kind == E_NOTIFY:
+            rack.server_notified(r, a, b, now)
+        elif kind == E_PUSH:
+            rack.push_back(r, a, now)
+        elif kind == E_TIMER:
+            clients.on_timer(r, a, now)
+        elif kind == E_COMMIT:
+            clients.commit(r, a, b, now)
+        elif kind == E_BEGIN:
+            clients.begin_txn(r, a, now)
+        elif kind == E_DEFER:
+            clients.on_defer(r, a, now)
+        elif kind == E_RESEND:
+            clients.resend(r, a, now)
+        elif kind == E_SWEEP:
+            rack.switch_expire(r, now)
+            rack.servers_expire(r, now)
+            heap.push(h, now + r.pf[P_SWEEP], E_SWEEP, 0, 0)
+        elif kind == E_QUOTA:
+            rack.reset_quota_window(r)
+            heap.push(h, now + r.pf[P_QUOTA_WINDOW], E_QUOTA, 0, 0)
+    return DONE

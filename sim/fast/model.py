@@ -1,0 +1,397 @@
+"""The rack of a config as fast-engine state, and the Python side of running it.
+
+:func:`assemble` mirrors :func:`sim.model.assemble`: the same random streams spawned from the
+seed in the same order (network, client start phases, probes, one per client), the same
+switch data plane with the plan installed, the same clients and NIC shares, the same
+timing parameters. :class:`FastModel` runs the compiled loop (:mod:`sim.fast.loop`) and
+serves its requests for more randomness or room: the clients' next transactions (drawn from
+the workload in batches with each client's own stream), the next block of hop delays,
+larger arrays, and the recorder's rows, moved out in chunks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from netlock.config import Config
+from netlock.dataplane import SwitchDataPlane
+from netlock.errors import ConfigError
+from netlock.plan import Plan
+from sim.allocation import CoarseWorkload, Partition
+from sim.clients import client_machines
+from sim.fast import clients as fclients
+from sim.fast import heap as fheap
+from sim.fast import lockserver
+from sim.fast.hashmap import build_map
+from sim.fast.loop import NEEDS_SERVICE, run
+from sim.fast.state import (
+    CF_DEADLINE,
+    CF_GAP,
+    CF_NEXT_START,
+    CF_TIMER_AT,
+    CI_NEED,
+    CI_PRIORITY,
+    CI_TENANT,
+    CI_TX_N,
+    CI_TX_NEXT,
+    CI_TX_OFF,
+    E_BEGIN,
+    E_QUOTA,
+    E_SWEEP,
+    I_CORES,
+    I_EXTRA_HOPS,
+    I_FAST,
+    I_FETCH_HOPS,
+    I_INSTANT,
+    I_LEASE_MGR,
+    I_LOSSY,
+    I_PART_RANGE,
+    I_ROOM_HOPS,
+    I_ROOM_LOCKS,
+    I_ROOM_REQUESTS,
+    I_ROOM_ROWS,
+    I_SERVERS,
+    K_FREE,
+    K_HOP,
+    K_NEED_TXN,
+    K_TXNS,
+    K_USES,
+    N_CF,
+    N_CI,
+    N_CNT,
+    N_PF,
+    N_PI,
+    N_TXN,
+    N_USE,
+    P_BURST,
+    P_GAP_PER_LOCK,
+    P_HALF_RTT,
+    P_LEASE_CLIENT,
+    P_PASS_GAP,
+    P_PASS_US,
+    P_QUOTA_WINDOW,
+    P_RETRY,
+    P_SERVICE_US,
+    P_SWEEP,
+    P_THINK,
+    Rack,
+    grown_pool,
+    grown_rows,
+    new_pool,
+)
+from sim.metrics import TXN_FIELDS, USE_FIELDS
+from sim.model import DATA_READ_HOPS, client_workload, lease_guard_us
+from sim.network import BLOCK
+from sim.workloads import Workload
+
+BURST_US = 0.1
+HOP_BLOCKS = 32
+"""Hop delays kept drawn ahead, in blocks of ``sim.network.BLOCK``."""
+DENSE_TABLE = 1 << 22
+"""Lock ids below this (and below the workload's lock count) are looked up in an array."""
+ROW_CHUNK = 1 << 16
+"""Recorder rows kept in the compiled arrays before they are moved out."""
+
+
+def max_locks(workload: Workload) -> int:
+    """The most locks one transaction of ``workload`` takes (merging locks into coarse
+    locks never adds any)."""
+    if isinstance(workload, CoarseWorkload):
+        return max_locks(workload.inner)
+    if hasattr(workload, "locks_per_txn"):
+        return int(workload.locks_per_txn)
+    if hasattr(workload, "ol_cnt_max"):
+        return 8 + 11 * int(workload.ol_cnt_max)
+    offsets = workload._offsets
+    return int(np.diff(offsets).max()) if len(offsets) > 1 else 1
+
+
+def check_supported(config: Config) -> None:
+    """The fast engine models no failures: refuse configs that inject some."""
+    f = config.failures
+    if f.switch_fail_s is not None or f.server_failures:
+        raise ConfigError(f"{config.source}: failures: the fast engine does not model switch "
+                          f"or lock-server failures; run this config with --engine simpy")
+
+
+@dataclass
+class FastModel:
+    """One rack in fast-engine state, with what the Python side needs to serve it."""
+
+    config: Config
+    rack: Rack
+    workload: Workload
+    client_rngs: list[np.random.Generator]
+    net_rng: np.random.Generator
+    txn_batch: int
+    plan: Plan
+    hold_us: float
+    now_us: float = 0.0
+    use_chunks: list[np.ndarray] = field(default_factory=list)
+    txn_chunks: list[np.ndarray] = field(default_factory=list)
+    used_uses: int = 0
+    used_txns: int = 0
+
+    # --- running -----------------------------------------------------------------------------
+
+    def advance(self, until_us: float) -> None:
+        """Run the events before ``until_us``."""
+        while run(self.rack, until_us) == NEEDS_SERVICE:
+            self.serve()
+        self.now_us = until_us
+
+    def close(self, end_us: float) -> None:
+        """Record the uses still open as ending at ``end_us``; move every row out."""
+        self._room_rows(self.rack.ci.shape[0] * (max_locks(self.workload) + 1))
+        fclients.close(self.rack, end_us)
+        self.flush()
+
+    def serve(self) -> None:
+        r = self.rack
+        if r.cnt[K_NEED_TXN]:
+            for c in np.flatnonzero(r.ci[:, CI_NEED]).tolist():
+                self.refill_txns(c)
+            r.cnt[K_NEED_TXN] = 0
+        if len(r.hops) - r.cnt[K_HOP] < r.pi[I_ROOM_HOPS]:
+            self.refill_hops()
+        room = int(r.pi[I_ROOM_REQUESTS])
+        r = grown_pool(self.rack, 2 * room)
+        r = r._replace(heap=fheap.grown_heap(r.heap, 2 * room),
+                       srv=lockserver.ensure_room(r.srv, 2 * int(r.pi[I_ROOM_LOCKS]), 2 * room,
+                                                  0))
+        self.rack = r
+        self._room_rows(int(r.pi[I_ROOM_ROWS]))
+
+    def _room_rows(self, rows: int) -> None:
+        r = self.rack
+        if (len(r.uses) - r.cnt[K_USES] < rows or len(r.txns) - r.cnt[K_TXNS] < rows):
+            self.flush()
+        r = self.rack
+        self.rack = r._replace(uses=grown_rows(r.uses, int(r.cnt[K_USES]), rows),
+                               txns=grown_rows(r.txns, int(r.cnt[K_TXNS]), rows))
+
+    def flush(self) -> None:
+        """Copy the recorder's rows out of the compiled arrays, which are then reused (they
+        stay in the CPU caches; fresh ones would cost more than the copy)."""
+        r = self.rack
+        n_uses, n_txns = int(r.cnt[K_USES]), int(r.cnt[K_TXNS])
+        if n_uses:
+            self.use_chunks.append(r.uses[:n_uses].copy())
+        if n_txns:
+            self.txn_chunks.append(r.txns[:n_txns].copy())
+        self.used_uses += n_uses
+        self.used_txns += n_txns
+        r.cnt[K_USES] = 0
+        r.cnt[K_TXNS] = 0
+
+    @property
+    def granted(self) -> int:
+        return self.used_uses + int(self.rack.cnt[K_USES])
+
+    @property
+    def committed(self) -> int:
+        return self.used_txns + int(self.rack.cnt[K_TXNS])
+
+    # --- randomness ---------------------------------------------------------------------------
+
+    def refill_txns(self, c: int) -> None:
+        """Client ``c``'s next batch of transactions, from its own stream."""
+        r = self.rack
+        batch = self.workload.sample_txns(self.txn_batch, self.client_rngs[c],
+                                          np.full(self.txn_batch, c, dtype=np.int64))
+        n_locks = len(batch.lock_ids)
+        if n_locks > r.tx_lock.shape[1]:
+            width = max(n_locks, 2 * r.tx_lock.shape[1])
+            lock = np.zeros((r.tx_lock.shape[0], width), dtype=np.int64)
+            mode = np.zeros_like(lock)
+            self.rack = r = r._replace(tx_lock=lock, tx_mode=mode)
+        r.tx_lock[c, :n_locks] = batch.lock_ids
+        r.tx_mode[c, :n_locks] = batch.modes
+        r.tx_size[c, :len(batch)] = batch.sizes
+        r.ci[c, CI_TX_NEXT] = 0
+        r.ci[c, CI_TX_OFF] = 0
+        r.ci[c, CI_TX_N] = len(batch)
+        r.ci[c, CI_NEED] = 0
+
+    def refill_hops(self) -> None:
+        """Drop the whole blocks of hop delays already used, moving the rest to the front,
+        and draw as many new blocks after them (block boundaries stay where
+        :class:`sim.network.Network` has them, so lossy draws come out the same)."""
+        r = self.rack
+        done = int(r.cnt[K_HOP]) // BLOCK * BLOCK
+        keep = len(r.hops) - done
+        r.hops[:keep] = r.hops[done:]
+        net = self.config.network
+        draw_hops(self.net_rng, net.rtt_us / 2.0, net.jitter_us, net.loss, r.hops[keep:])
+        r.cnt[K_HOP] -= done
+
+    # --- results ------------------------------------------------------------------------------
+
+    def requests_frame(self) -> pd.DataFrame:
+        """Granted requests, as :meth:`sim.metrics.Recorder.requests_frame` types them."""
+        self.flush()
+        rows = np.concatenate(self.use_chunks) if self.use_chunks else np.zeros((0, N_USE))
+        self.use_chunks = [rows] if len(rows) else []
+        frame = pd.DataFrame(rows, columns=list(USE_FIELDS))
+        for name, dtype in (("tenant", np.int32), ("source", np.int8), ("lock", np.int64),
+                            ("mode", np.int8), ("client", np.int32)):
+            frame[name] = frame[name].astype(dtype)
+        return frame
+
+    def txns_frame(self) -> pd.DataFrame:
+        self.flush()
+        rows = np.concatenate(self.txn_chunks) if self.txn_chunks else np.zeros((0, N_TXN))
+        self.txn_chunks = [rows] if len(rows) else []
+        frame = pd.DataFrame(rows, columns=list(TXN_FIELDS))
+        for name in ("tenant", "locks", "client"):
+            frame[name] = frame[name].astype(np.int32)
+        return frame
+
+
+def draw_hops(rng: np.random.Generator, half_rtt_us: float, jitter_us: float, loss: float,
+              out: np.ndarray) -> None:
+    """Fill ``out`` with hop delays drawn as :class:`sim.network.Network` draws them (block
+    by block when packets can be lost, as the loss draws follow each block's delays)."""
+    step = BLOCK if loss > 0 else max(len(out), 1)
+    for at in range(0, len(out), step):
+        block = out[at:at + step]
+        if jitter_us > 0:
+            rng.standard_normal(out=block)
+            block *= jitter_us
+            block += half_rtt_us
+            np.maximum(block, 0.0, out=block)
+        else:
+            block[:] = half_rtt_us
+        if loss > 0:
+            block[rng.random(len(block)) < loss] = -1.0
+
+
+def new_switch(config: Config, plan: Plan) -> SwitchDataPlane:
+    """The switch of :meth:`sim.managers.netlock.manager.NetLockManager.new_switch`, with the
+    plan installed."""
+    max_tenant = max(t.id for t in config.tenants)
+    dp = SwitchDataPlane(config.geometry, max_tenants=max(64, max_tenant + 1),
+                         quota_policy=config.switch.quota_action)
+    for tenant in config.tenants:
+        if tenant.quota_rps > 0:
+            per_window = tenant.quota_rps * config.switch.quota_window_us / 1e6
+            dp.set_tenant_quota(tenant.id, max(1, round(per_window)))
+    e = plan.entries
+    if len(e.lock_id):
+        dp.install_many(e.lock_id, e.priority, e.left, e.right)
+    return dp
+
+
+def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
+             hold_us: float) -> FastModel:
+    """The rack of ``config`` with a given plan, ready to run from time 0."""
+    wl = config.workload
+    n = wl.clients
+    streams = np.random.SeedSequence(seed_key).spawn(3 + n)
+    net_rng, start_rng, _probe_rng = (np.random.default_rng(s) for s in streams[:3])
+    workload = client_workload(config)
+    longest = max_locks(workload)
+    tenant_of = {t.id: t for t in config.tenants}
+    tenants = list(config.client_tenants)
+    reads_data = wl.kind == "tpcc"
+    one_rtt = reads_data and config.network.one_rtt
+    fetch_hops = DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
+    lease_us = config.lease.us - lease_guard_us(config)
+    if lease_us <= 0:
+        raise ConfigError(f"{config.source}: lease.us: {config.lease.us:g} us is too short: "
+                          f"clients keep {lease_guard_us(config):g} us of margin (a round trip "
+                          f"plus ten jitter deviations) before a lease ends")
+    dp = new_switch(config, plan)
+    resident = np.array(dp.resident_locks, dtype=np.int64)
+    index = dp.lock_indices(resident)
+    dense = min(workload.n_locks, DENSE_TABLE)
+    table_dense = np.full(dense, -1, dtype=np.int64)
+    low = resident < dense
+    table_dense[resident[low]] = index[low]
+    table_keys, table_values = build_map(resident[~low], index[~low])
+    servers = config.servers
+    per_request = n * (longest + 2)
+    room_requests = 4 * per_request + 256
+    pf = np.zeros(N_PF)
+    pf[P_HALF_RTT] = config.network.rtt_us / 2.0
+    pf[P_PASS_US] = config.switch.pass_us
+    pf[P_PASS_GAP] = 1e6 / config.switch.rate_pps
+    pf[P_THINK] = wl.think_time_us
+    pf[P_LEASE_CLIENT] = lease_us
+    pf[P_RETRY] = config.lease.retry_timeout_us
+    pf[P_GAP_PER_LOCK] = 1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0
+    pf[P_SWEEP] = config.lease.sweep_us
+    pf[P_QUOTA_WINDOW] = config.switch.quota_window_us
+    pf[P_SERVICE_US] = servers.cores * 1e6 / (2.0 * servers.rate_rps)
+    pf[P_BURST] = BURST_US
+    pi = np.zeros(N_PI, dtype=np.int64)
+    instant = wl.think_time_us <= 0 and fetch_hops == 0
+    pi[I_LOSSY] = int(config.network.loss > 0)
+    pi[I_FETCH_HOPS] = fetch_hops
+    pi[I_EXTRA_HOPS] = 2 if one_rtt else 0
+    pi[I_SERVERS] = servers.count
+    pi[I_LEASE_MGR] = round(config.lease.us)
+    pi[I_INSTANT] = int(instant)
+    pi[I_FAST] = int(instant and pf[P_GAP_PER_LOCK] <= 0)
+    pi[I_PART_RANGE] = int(partition.his is not None)
+    pi[I_CORES] = servers.cores
+    pi[I_ROOM_HOPS] = 16 * per_request + 4096
+    pi[I_ROOM_REQUESTS] = room_requests
+    pi[I_ROOM_ROWS] = fclients.uses_per_event(n, longest)
+    pi[I_ROOM_LOCKS] = per_request + 64
+    ri, rf, free = new_pool(2 * room_requests)
+    cnt = np.zeros(N_CNT, dtype=np.int64)
+    cnt[K_FREE] = len(free)
+    ci = np.zeros((n, N_CI), dtype=np.int64)
+    ci[:, CI_TENANT] = tenants
+    ci[:, CI_PRIORITY] = [tenant_of[t].priority for t in tenants]
+    cf = np.zeros((n, N_CF))
+    cf[:, CF_GAP] = [m.gap_us for m in client_machines(n, config.clients.machines,
+                                                       config.clients.rate_rps)]
+    cf[:, CF_DEADLINE] = math.inf
+    cf[:, CF_TIMER_AT] = math.inf
+    txn_batch = 4096 if longest == 1 else 512
+    rows = fclients.uses_per_event(n, longest) + ROW_CHUNK
+    locks, regions, slots, sw_tenants, ctl, out = dp.arrays()
+    rack = Rack(
+        sw_locks=locks, sw_regions=regions, sw_slots=slots, sw_tenants=sw_tenants, sw_ctl=ctl,
+        sw_out=out, table_dense=table_dense, table_keys=table_keys, table_values=table_values,
+        sw_f=np.zeros(1), sw_drops=np.zeros(8, dtype=np.int64),
+        srv=lockserver.new_server_state(servers.count, config.geometry.priorities,
+                                        locks=4 * pi[I_ROOM_LOCKS], nodes=2 * room_requests),
+        core_free=np.zeros((max(servers.count, 1), servers.cores)),
+        srv_f=np.zeros((max(servers.count, 1), 3)),
+        srv_packets=np.zeros(max(servers.count, 1), dtype=np.int64),
+        part_his=np.asarray(partition.his or [0], dtype=np.int64),
+        part_owners=np.asarray(partition.owners or [0], dtype=np.int64),
+        ri=ri, rf=rf, free=free, ci=ci, cf=cf,
+        held=np.zeros((n, longest), dtype=np.int64),
+        cur_lock=np.zeros((n, longest), dtype=np.int64),
+        cur_mode=np.zeros((n, longest), dtype=np.int64),
+        tx_lock=np.zeros((n, txn_batch * longest), dtype=np.int64),
+        tx_mode=np.zeros((n, txn_batch * longest), dtype=np.int64),
+        tx_size=np.zeros((n, txn_batch), dtype=np.int64),
+        hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
+        heap=fheap.new_heap(2 * room_requests), uses=np.zeros((rows, N_USE)),
+        txns=np.zeros((rows, N_TXN)), burst=np.zeros(longest + 2, dtype=np.int64),
+        pf=pf, pi=pi, cnt=cnt)
+    model = FastModel(config=config, rack=rack, workload=workload,
+                      client_rngs=[np.random.default_rng(s) for s in streams[3:]],
+                      net_rng=net_rng, txn_batch=txn_batch, plan=plan, hold_us=hold_us)
+    draw_hops(net_rng, pf[P_HALF_RTT], config.network.jitter_us, config.network.loss,
+              rack.hops)
+    for c in range(n):
+        model.refill_txns(c)
+    phase = start_rng.uniform(0.0, config.network.rtt_us / 2.0, n)
+    for c, offset in enumerate(phase.tolist()):
+        start = tenant_of[tenants[c]].start_s * 1e6 + offset
+        rack.cf[c, CF_NEXT_START] = start
+        fheap.push(rack.heap, start, E_BEGIN, c, 0)
+    fheap.push(rack.heap, config.lease.sweep_us, E_SWEEP, 0, 0)
+    if any(t.quota_rps > 0 for t in config.tenants):
+        fheap.push(rack.heap, config.switch.quota_window_us, E_QUOTA, 0, 0)
+    return model

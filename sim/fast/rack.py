@@ -1,0 +1,363 @@
+"""The NetLock switch and lock servers of the rack, compiled: :mod:`sim.managers.netlock`.
+
+The switch runs :mod:`netlock.dataplane.kernels` on its arrays; this module adds the same
+timing and routing as :class:`sim.managers.netlock.switch.SwitchNode` and
+:class:`sim.managers.netlock.manager.NetLockManager`: a packet's passes occupy the pipeline
+for ``passes * P_PASS_GAP`` and take ``passes * P_PASS_US`` to come out; grants go one hop
+to the client (plus the database server's two in the one-RTT mode); requests of locks the
+switch does not own, and overflow, go to the lock server owning the lock's partition
+(overflow and the notify/push-back protocol on reliable hops), whose answers travel
+server -> switch -> client. A lock server is :mod:`sim.fast.lockserver` behind cores that
+each take ``P_SERVICE_US`` per packet (RSS by a hash of the lock id) and FIFO links.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from netlock.dataplane import kernels
+from netlock.dataplane.layout import (
+    C_EXPIRED,
+    C_PASSES,
+    O_COUNT,
+    O_KIND,
+    O_LOCK,
+    O_PRIORITY,
+    O_REASON,
+    O_SELF,
+    O_TXN,
+    T_COUNT,
+)
+from netlock.packets import ActionKind
+from sim.fast import hashmap, heap, lockserver
+from sim.fast._jit import fast_jit, fast_jit_inline
+from sim.fast.clients import receive, receive_inline
+from sim.fast.records import free_request, hop, path, reliable_hop, take
+from sim.fast.state import (
+    CF_DOWN_LAST,
+    CI_PRIORITY,
+    CI_TENANT,
+    E_DEFER,
+    E_NOTIFY,
+    E_PUSH,
+    E_SERVER,
+    I_CORES,
+    I_EXTRA_HOPS,
+    I_LEASE_MGR,
+    I_PART_RANGE,
+    I_SERVERS,
+    IN_PENDING,
+    IN_WAITING,
+    K_SERVER_DROPS,
+    K_SERVER_GRANTS,
+    K_SWITCH_EXPIRED,
+    P_PASS_GAP,
+    P_PASS_US,
+    P_SERVICE_US,
+    RELEASE,
+    RI_CLIENT,
+    RI_FOLLOW,
+    RI_LOCK,
+    RI_MODE,
+    RI_OP,
+    RI_RID,
+    RI_SOURCE,
+    RI_WHERE,
+    SERVER,
+    SF_BUSY,
+    SF_DOWN_LAST,
+    SF_UP_LAST,
+    SWITCH,
+    Rack,
+)
+
+GRANT = int(ActionKind.GRANT)
+TO_SERVER = int(ActionKind.TO_SERVER)
+OVERFLOW = int(ActionKind.OVERFLOW)
+NOTIFY_SERVER = int(ActionKind.NOTIFY_SERVER)
+DEFER = int(ActionKind.DEFER)
+PUSH_BACK = int(ActionKind.PUSH_BACK)
+RSS_MULTIPLIER = 0x9E3779B1
+COUNT_BITS = 32
+
+
+# --- switch ------------------------------------------------------------------------------------
+
+@fast_jit_inline
+def _occupy(r: Rack, now: float, passes: int) -> float:
+    """Put ``passes`` passes through the pipeline; the delay until they end (us)."""
+    t = r.sw_f[0] if r.sw_f[0] > now else now
+    r.sw_f[0] = t + passes * r.pf[P_PASS_GAP]
+    return t - now + passes * r.pf[P_PASS_US]
+
+
+@fast_jit_inline
+def lock_index(r: Rack, lock: int) -> int:
+    """The switch's lock table match: the lock's index, or -1 when it is not resident."""
+    if lock < r.table_dense.shape[0]:
+        return r.table_dense[lock]
+    return hashmap.lookup(r.table_keys, r.table_values, lock)
+
+
+@fast_jit_inline
+def switch_grant_inline(r: Rack, h: int, delay: float, now: float) -> None:
+    """Send a grant to its client."""
+    r.ri[h, RI_SOURCE] = SWITCH
+    d = hop(r)
+    if d < 0:
+        free_request(r, h)
+        return
+    extra = r.pi[I_EXTRA_HOPS]
+    if extra:
+        more = path(r, extra)
+        if more < 0:
+            free_request(r, h)
+            return
+        d += more
+    receive_inline(r, h, now + delay + d, now)
+
+
+@fast_jit_inline
+def switch_acquire_inline(r: Rack, h: int, push_back: int, now: float) -> None:
+    """An acquire (or a server's push-back of one) enters the pipeline now."""
+    lock = r.ri[h, RI_LOCK]
+    c = r.ri[h, RI_CLIENT]
+    i = lock_index(r, lock)
+    n = kernels.acquire(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_tenants, r.sw_ctl, r.sw_out,
+                        i, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
+                        r.ci[c, CI_PRIORITY], push_back, int(now))
+    delay = _occupy(r, now, r.sw_ctl[C_PASSES])
+    if n == 0:
+        r.ri[h, RI_WHERE] |= IN_WAITING
+        return
+    if i >= 0 and n == 1 and r.sw_out[0, O_KIND] == GRANT:
+        switch_grant_inline(r, h, delay, now)
+        return
+    if not _dispatch(r, n, h, delay, now):
+        free_request(r, h)
+
+
+@fast_jit
+def switch_grant(r: Rack, h: int, delay: float, now: float) -> None:
+    """:func:`switch_grant_inline` as an ordinary call."""
+    switch_grant_inline(r, h, delay, now)
+
+
+@fast_jit
+def switch_acquire(r: Rack, h: int, push_back: int, now: float) -> None:
+    """:func:`switch_acquire_inline` as an ordinary call."""
+    switch_acquire_inline(r, h, push_back, now)
+
+
+@fast_jit_inline
+def switch_release(r: Rack, h: int, now: float) -> None:
+    """A release enters the pipeline now."""
+    lock = r.ri[h, RI_LOCK]
+    c = r.ri[h, RI_CLIENT]
+    i = lock_index(r, lock)
+    n = kernels.release(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, r.sw_out, i, lock,
+                        r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
+                        r.ci[c, CI_PRIORITY], int(now))
+    delay = _occupy(r, now, r.sw_ctl[C_PASSES])
+    if n == 0 or not _dispatch(r, n, h, delay, now):
+        free_request(r, h)
+
+
+@fast_jit_inline
+def switch_packets(r: Rack, h: int, now: float) -> None:
+    """Packets that arrived together: ``h`` and those chained on ``RI_FOLLOW``."""
+    while h >= 0:
+        nxt = r.ri[h, RI_FOLLOW]
+        r.ri[h, RI_FOLLOW] = -1
+        if r.ri[h, RI_OP] == RELEASE:
+            switch_release(r, h, now)
+        else:
+            switch_acquire_inline(r, h, 0, now)
+        h = nxt
+
+
+@fast_jit
+def _dispatch(r: Rack, n: int, h: int, delay: float, now: float) -> bool:
+    """Route the switch's ``n`` action rows (``h`` = the packet that caused them, or -1);
+    whether ``h`` went on somewhere (granted, forwarded or deferred)."""
+    out = r.sw_out
+    kept = False
+    for row in range(n):
+        kind = out[row, O_KIND]
+        if kind == GRANT:
+            g = h if out[row, O_SELF] else take(r, out[row, O_TXN], IN_WAITING)
+            kept = kept or g == h
+            if g >= 0:
+                switch_grant(r, g, delay, now)
+        elif kind in (TO_SERVER, OVERFLOW):
+            kept = True
+            _to_server(r, h, kind == OVERFLOW, delay, now)
+        elif kind == NOTIFY_SERVER:
+            _notify_server(r, out[row, O_LOCK], out[row, O_PRIORITY], out[row, O_COUNT],
+                           delay, now)
+        elif kind == DEFER:
+            kept = True
+            _defer(r, h, delay, now)
+        else:
+            r.sw_drops[out[row, O_REASON]] += 1
+    return kept
+
+
+@fast_jit
+def switch_expire(r: Rack, now: float) -> None:
+    """The control plane's lease sweep of the switch."""
+    n = kernels.expire(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, r.sw_out, int(now),
+                       r.pi[I_LEASE_MGR])
+    delay = _occupy(r, now, r.sw_ctl[C_PASSES])
+    if n:
+        _dispatch(r, n, -1, delay, now)
+    r.cnt[K_SWITCH_EXPIRED] += r.sw_ctl[C_EXPIRED]
+
+
+@fast_jit
+def reset_quota_window(r: Rack) -> None:
+    for t in range(r.sw_tenants.shape[0]):
+        r.sw_tenants[t, T_COUNT] = 0
+
+
+# --- manager routing ---------------------------------------------------------------------------
+
+@fast_jit
+def owner(r: Rack, lock: int) -> int:
+    """The lock server owning ``lock``'s partition."""
+    if r.pi[I_PART_RANGE]:
+        i = np.searchsorted(r.part_his, lock)
+        return r.part_owners[min(i, r.part_owners.shape[0] - 1)]
+    return lock % r.pi[I_SERVERS]
+
+
+@fast_jit
+def _link(r: Rack, s: int, col: int, t: float) -> float:
+    if t < r.srv_f[s, col]:
+        return r.srv_f[s, col]
+    r.srv_f[s, col] = t
+    return t
+
+
+@fast_jit
+def _to_server(r: Rack, h: int, overflow: bool, delay: float, now: float) -> None:
+    """Forward a packet to the lock server owning its lock (to serve, or to buffer)."""
+    if r.pi[I_SERVERS] == 0:
+        free_request(r, h)
+        return
+    s = owner(r, r.ri[h, RI_LOCK])
+    op = r.ri[h, RI_OP]
+    if op != RELEASE:
+        r.ri[h, RI_WHERE] |= IN_PENDING
+    d = reliable_hop(r) if overflow else hop(r)
+    if d < 0:
+        free_request(r, h)
+        return
+    heap.push(r.heap, _link(r, s, SF_UP_LAST, now + delay + d), E_SERVER, h,
+              op + 2 * int(overflow))
+
+
+@fast_jit
+def _notify_server(r: Rack, lock: int, priority: int, count: int, delay: float,
+                   now: float) -> None:
+    if r.pi[I_SERVERS] == 0:
+        return
+    s = owner(r, lock)
+    at = _link(r, s, SF_UP_LAST, now + delay + reliable_hop(r))
+    heap.push(r.heap, at, E_NOTIFY, lock, (priority << COUNT_BITS) | count)
+
+
+@fast_jit
+def _defer(r: Rack, h: int, delay: float, now: float) -> None:
+    d = hop(r)
+    if d < 0:
+        free_request(r, h)
+        return
+    c = r.ri[h, RI_CLIENT]
+    at = now + delay + d
+    if at < r.cf[c, CF_DOWN_LAST]:
+        at = r.cf[c, CF_DOWN_LAST]
+    else:
+        r.cf[c, CF_DOWN_LAST] = at
+    heap.push(r.heap, at, E_DEFER, h, 0)
+
+
+@fast_jit
+def push_back(r: Rack, rid: int, now: float) -> None:
+    """A request a server returns from its overflow buffer reaches the switch."""
+    h = take(r, rid, IN_PENDING)
+    if h >= 0:
+        switch_acquire(r, h, 1, now)
+
+
+# --- lock servers ------------------------------------------------------------------------------
+
+@fast_jit
+def _serve(r: Rack, s: int, lock: int, now: float) -> float:
+    """Queue one packet on its core; the delay until the core finishes it (us)."""
+    core = ((lock * RSS_MULTIPLIER) >> 16) % r.pi[I_CORES]
+    t = r.core_free[s, core]
+    if t < now:
+        t = now
+    service = r.pf[P_SERVICE_US]
+    r.core_free[s, core] = t + service
+    r.srv_packets[s] += 1
+    r.srv_f[s, SF_BUSY] += service
+    return t + service - now
+
+
+@fast_jit
+def _server_actions(r: Rack, s: int, n: int, delay: float, now: float) -> None:
+    act = r.srv.act
+    for row in range(n):
+        kind = act[row, lockserver.A_KIND]
+        if kind == GRANT:
+            g = take(r, act[row, lockserver.A_TXN], IN_PENDING)
+            if g < 0:
+                continue
+            r.ri[g, RI_SOURCE] = SERVER
+            r.cnt[K_SERVER_GRANTS] += 1
+            first = hop(r)
+            second = hop(r)
+            if first >= 0 and second >= 0:
+                receive(r, g, _link(r, s, SF_DOWN_LAST, now + delay + first) + second, now)
+            else:
+                free_request(r, g)
+        elif kind == PUSH_BACK:
+            at = _link(r, s, SF_DOWN_LAST, now + delay + reliable_hop(r))
+            heap.push(r.heap, at, E_PUSH, act[row, lockserver.A_TXN], 0)
+        else:
+            r.cnt[K_SERVER_DROPS] += 1
+
+
+@fast_jit
+def server_request(r: Rack, h: int, flags: int, now: float) -> None:
+    """A request forwarded by the switch (served, overflow or release) reaches its server."""
+    lock = r.ri[h, RI_LOCK]
+    c = r.ri[h, RI_CLIENT]
+    op = flags & 1
+    s = owner(r, lock)
+    delay = _serve(r, s, lock, now)
+    n = lockserver.process(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c,
+                           r.ci[c, CI_TENANT], r.ci[c, CI_PRIORITY], 0,
+                           lockserver.FLAG_OVERFLOW * (flags >> 1))
+    _server_actions(r, s, n, delay, now)
+    if op == RELEASE:
+        free_request(r, h)
+
+
+@fast_jit
+def server_notified(r: Rack, lock: int, word: int, now: float) -> None:
+    """The switch says the queue of (lock, priority) drained: push back up to ``count``."""
+    s = owner(r, lock)
+    delay = _serve(r, s, lock, now)
+    n = lockserver.notified(r.srv, lock, word >> COUNT_BITS, word & ((1 << COUNT_BITS) - 1))
+    _server_actions(r, s, n, delay, now)
+
+
+@fast_jit
+def servers_expire(r: Rack, now: float) -> None:
+    for s in range(r.pi[I_SERVERS]):
+        n = lockserver.expire(r.srv, s, int(now), r.pi[I_LEASE_MGR])
+        if n:
+            _server_actions(r, s, n, 0.0, now)

@@ -1,0 +1,155 @@
+"""The fast engine's state: every array of one rack, their named columns, and their growth.
+
+One :class:`Rack` (a named tuple of numpy arrays, passed whole to compiled code) holds:
+
+- the switch: the data plane's arrays (:mod:`netlock.dataplane.layout`), its lock table (an
+  array for the lowest lock ids, a hash map above), its pipeline's busy-until time and drop
+  counters;
+- the lock servers: :class:`sim.fast.lockserver.ServerState`, each server's cores
+  (busy-until times), links and counters, and the partition of lock ids over servers;
+- requests in flight (``ri``/``rf`` rows, a free-list pool): a request's id ``rid`` is
+  ``generation * 2**RID_BITS + row``, unique in a run and mapped back to its row in O(1);
+- clients (``ci``/``cf`` rows), the locks they hold and their transactions, drawn in
+  batches from the workload (``tx_*``);
+- the network's pre-drawn hop delays (negative = lost), the event heap, the recorder's
+  rows (same fields as :mod:`sim.metrics`), and scalar counters ``cnt``.
+
+Times are us (float64). Compiled code never allocates: before each event the loop checks
+that every growable array has room for the worst event, and returns to Python
+(:mod:`sim.fast.simulate`) to refill or grow when one does not.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from sim.fast.heap import Heap
+from sim.fast.lockserver import ServerState
+
+RID_BITS = 24
+RID_MASK = (1 << RID_BITS) - 1
+
+# requests: ri[h, :] int64, rf[h, :] float64
+RI_RID, RI_CLIENT, RI_ATTEMPT, RI_LOCK, RI_MODE, RI_OP, RI_SOURCE, RI_FOLLOW = range(8)
+RI_WHERE, RI_GEN = 8, 9
+N_RI = 10
+RF_CREATED, RF_GRANT, RF_LEASE_END = range(3)
+N_RF = 3
+IN_WAITING = 1  # queued in the switch, ungranted (the switch node's ``waiting``)
+IN_PENDING = 2  # forwarded to a lock server (the manager's ``pending``)
+
+# clients: ci[c, :] int64, cf[c, :] float64
+CI_ATTEMPT, CI_NLOCKS, CI_PENDING, CI_NHELD, CI_TENANT, CI_PRIORITY = range(6)
+CI_TX_NEXT, CI_TX_N, CI_TX_OFF, CI_NEED = 6, 7, 8, 9
+N_CI = 10
+CF_TXN_START, CF_NEXT_START, CF_DEADLINE, CF_TIMER_AT, CF_FREE_AT, CF_GAP = range(6)
+CF_UP_LAST, CF_DOWN_LAST, CF_START = 6, 7, 8
+N_CF = 9
+
+# lock servers: srv_f[s, :]
+SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
+
+# counters: cnt[:]
+(K_FREE, K_HOP, K_USES, K_TXNS, K_RETRIES, K_STALE, K_LOST, K_SERVER_GRANTS,
+ K_SERVER_DROPS, K_SWITCH_EXPIRED, K_NEED_TXN, K_BAD_FREE) = range(12)
+N_CNT = 12
+
+# parameters: pf[:] float64, pi[:] int64
+(P_HALF_RTT, P_PASS_US, P_PASS_GAP, P_THINK, P_LEASE_CLIENT, P_RETRY, P_GAP_PER_LOCK,
+ P_SWEEP, P_QUOTA_WINDOW, P_SERVICE_US, P_BURST) = range(11)
+N_PF = 11
+(I_LOSSY, I_FETCH_HOPS, I_EXTRA_HOPS, I_SERVERS, I_LEASE_MGR, I_INSTANT, I_FAST,
+ I_PART_RANGE, I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS) = range(13)
+N_PI = 13
+
+# recorder rows (sim.metrics.USE_FIELDS and TXN_FIELDS)
+U_T, U_LATENCY, U_TENANT, U_SOURCE, U_LOCK, U_MODE, U_END, U_CLIENT = range(8)
+N_USE = 8
+X_T, X_LATENCY, X_TENANT, X_LOCKS, X_CLIENT = range(5)
+N_TXN = 5
+
+# events
+(E_BURST, E_GRANT, E_BEGIN, E_TIMER, E_COMMIT, E_SERVER, E_NOTIFY, E_PUSH, E_DEFER,
+ E_RESEND, E_SWEEP, E_QUOTA) = range(12)
+
+ACQUIRE, RELEASE = 0, 1
+SWITCH, SERVER = 0, 1
+
+
+class Rack(NamedTuple):
+    """All state of one run (see the module docstring)."""
+
+    sw_locks: np.ndarray
+    sw_regions: np.ndarray
+    sw_slots: np.ndarray
+    sw_tenants: np.ndarray
+    sw_ctl: np.ndarray
+    sw_out: np.ndarray
+    table_dense: np.ndarray
+    table_keys: np.ndarray
+    table_values: np.ndarray
+    sw_f: np.ndarray
+    sw_drops: np.ndarray
+    srv: ServerState
+    core_free: np.ndarray
+    srv_f: np.ndarray
+    srv_packets: np.ndarray
+    part_his: np.ndarray
+    part_owners: np.ndarray
+    ri: np.ndarray
+    rf: np.ndarray
+    free: np.ndarray
+    ci: np.ndarray
+    cf: np.ndarray
+    held: np.ndarray
+    cur_lock: np.ndarray
+    cur_mode: np.ndarray
+    tx_lock: np.ndarray
+    tx_mode: np.ndarray
+    tx_size: np.ndarray
+    hops: np.ndarray
+    heap: Heap
+    uses: np.ndarray
+    txns: np.ndarray
+    burst: np.ndarray
+    pf: np.ndarray
+    pi: np.ndarray
+    cnt: np.ndarray
+
+
+def new_pool(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ri``, ``rf`` and the free stack of an empty request pool."""
+    ri = np.zeros((capacity, N_RI), dtype=np.int64)
+    ri[:, RI_RID] = -1
+    return ri, np.zeros((capacity, N_RF)), np.arange(capacity, dtype=np.int64)[::-1].copy()
+
+
+def grown_pool(rack: Rack, room: int) -> Rack:
+    """``rack``, or a copy whose request pool has at least ``room`` free rows."""
+    free_count = int(rack.cnt[K_FREE])
+    if free_count >= room:
+        return rack
+    old = len(rack.ri)
+    capacity = max(2 * old, old + room)
+    if capacity > RID_MASK + 1:
+        raise RuntimeError(f"fast engine: more than {RID_MASK + 1} requests in flight")
+    ri, rf, _ = new_pool(capacity)
+    ri[:old] = rack.ri
+    rf[:old] = rack.rf
+    free = np.empty(capacity, dtype=np.int64)
+    free[:free_count] = rack.free[:free_count]
+    added = np.arange(capacity - 1, old - 1, -1, dtype=np.int64)
+    free[free_count:free_count + len(added)] = added
+    rack.cnt[K_FREE] = free_count + len(added)
+    return rack._replace(ri=ri, rf=rf, free=free)
+
+
+def grown_rows(array: np.ndarray, used: int, room: int) -> np.ndarray:
+    """``array``, or a copy with at least ``room`` rows free after the first ``used``."""
+    if len(array) - used >= room:
+        return array
+    new = np.zeros((max(2 * len(array), used + room), *array.shape[1:]), dtype=array.dtype)
+    new[:used] = array[:used]
+    return new

@@ -1,0 +1,116 @@
+"""The fast engine against the simpy engine: same configs, same seeds, same results.
+
+Each case runs one config on both engines (each making its own plan the same way) and
+checks that throughput, switch share and request latency p50/p99 agree within 2 %, that
+both report zero safety violations, and that the case exercises what it is named after.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.fast.simulate import simulate_fast
+from sim.model import client_workload, make_workload
+from sim.simulate import simulate
+from tests.sim.helpers import config, private_locks_trace
+
+TOLERANCE = 0.02
+
+CASES = {
+    "shared": ("micro-shared", {"sim.duration_s": 0.002, "sim.warmup_s": 0.0005}),
+    "exclusive": ("micro-exclusive", {"sim.duration_s": 0.002, "sim.warmup_s": 0.0005}),
+    "contended": ("micro-contended", {"sim.duration_s": 0.003, "sim.warmup_s": 0.0005}),
+    "overflow-heavy": ("micro-contended", {"switch.slots": 150, "workload.zipf": 0.9,
+                                           "sim.duration_s": 0.003, "sim.warmup_s": 0.0005}),
+    "lossy": ("micro-contended", {"network.loss": 0.01, "switch.slots": 150,
+                                  "sim.duration_s": 0.004, "sim.warmup_s": 0.0005}),
+    "tpcc": ("tpcc-high", {"sim.duration_s": 0.01, "sim.warmup_s": 0.001}),
+    "priorities": ("tenants-priority", {"sim.duration_s": 0.03}),
+    "think-time": ("memory-vs-think-time", {"workload.think_time_us": 10,
+                                            "switch.slots": 20000,
+                                            "policy.allocation": "random",
+                                            "sim.duration_s": 0.01}),
+    "servers-only": ("micro-exclusive", {"switch.slots": 0, "servers.cores": 4,
+                                         "servers.rate_rps": 9e6, "servers.partition": "range",
+                                         "sim.duration_s": 0.002, "sim.warmup_s": 0.0005}),
+    "mixed-multi-lock": ("micro-contended", {"workload.mode": "mixed",
+                                             "workload.locks_per_txn": 3, "lease.us": 200,
+                                             "sim.duration_s": 0.003,
+                                             "sim.warmup_s": 0.0005}),
+    "coarse-locks": ("tpcc-low", {"policy.coarse_group": 4, "sim.duration_s": 0.01,
+                                  "sim.warmup_s": 0.001}),
+}
+
+
+def case_config(name: str):
+    base, sets = CASES[name]
+    return config(base, **{key.replace(".", "__"): value for key, value in sets.items()})
+
+
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= TOLERANCE * max(abs(a), abs(b), 1e-12)
+
+
+def exercised(name: str, summary: dict) -> bool:
+    """Whether the run shows the behaviour its case is named after."""
+    manager = summary["manager"]
+    return {
+        "shared": summary["switch_share"] == 1.0,
+        "exclusive": summary["switch_share"] == 1.0,
+        "contended": summary["latency_us"]["p99"] > 2 * summary["latency_us"]["p50"],
+        "overflow-heavy": 0 < summary["switch_share"] < 1 and manager["server_grants"] > 0,
+        "lossy": manager["lost_packets"] > 0 and summary["retries"] > 0,
+        "tpcc": summary["tps"] > 0 and summary["switch_share"] > 0,
+        "priorities": all(t["throughput_rps"] > 0 for t in summary["tenants"].values()),
+        "think-time": summary["hold_time_us"] > 10,
+        "servers-only": summary["switch_share"] == 0.0 and manager["server_grants"] > 0,
+        "mixed-multi-lock": summary["retries"] > 0,
+        "coarse-locks": summary["tps"] > 0,
+    }[name]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_engines_agree(name):
+    cfg = case_config(name)
+    slow = simulate(cfg).summary
+    fast = simulate_fast(cfg).summary
+    assert fast["engine"] == "fast" and slow["engine"] == "simpy"
+    assert fast.keys() == slow.keys()
+    assert slow["violations"] == 0 and fast["violations"] == 0
+    for key in ("throughput_rps", "switch_share", "tps"):
+        assert close(fast[key], slow[key]), (key, fast[key], slow[key])
+    for q in ("p50", "p99"):
+        assert close(fast["latency_us"][q], slow["latency_us"][q]), (q, fast, slow)
+    assert exercised(name, slow) and exercised(name, fast)
+
+
+def test_fast_engine_runs_coarse_locks():
+    """With ``policy.coarse_group`` the clients take the merged locks, as on simpy."""
+    cfg = case_config("coarse-locks")
+    locks = simulate_fast(cfg).requests["lock"]
+    assert len(locks) and locks.max() < client_workload(cfg).n_locks < make_workload(cfg).n_locks
+
+
+def test_engines_agree_on_a_trace_replay(tmp_path):
+    trace = private_locks_trace(tmp_path / "trace.csv", 12)
+    cfg = config("micro-exclusive", workload__kind="trace", workload__trace=trace,
+                 workload__clients=12, sim__duration_s=0.002, sim__warmup_s=0.0005)
+    slow, fast = simulate(cfg).summary, simulate_fast(cfg).summary
+    assert fast["granted"] > 0 and fast["violations"] == 0
+    assert close(fast["throughput_rps"], slow["throughput_rps"])
+    assert close(fast["latency_us"]["p99"], slow["latency_us"]["p99"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["micro-shared", "micro-exclusive", "micro-contended",
+                                  "tpcc-low", "tpcc-high", "tenants-priority",
+                                  "tenants-quota"])
+def test_engines_agree_on_the_canonical_configs(name):
+    cfg = config(name)
+    slow = simulate(cfg).summary
+    fast = simulate_fast(cfg).summary
+    assert slow["violations"] == 0 and fast["violations"] == 0
+    for key in ("throughput_rps", "switch_share"):
+        assert close(fast[key], slow[key]), (key, fast[key], slow[key])
+    for q in ("p50", "p99"):
+        assert close(fast["latency_us"][q], slow["latency_us"][q]), q
