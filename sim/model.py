@@ -162,6 +162,17 @@ def plan_from_file(config: Config) -> tuple[Plan, Partition]:
 _PILOTS: dict[str, Warmup] = {}
 
 
+def pilot_key(config: Config) -> str:
+    """What a pilot run depends on: the config without switch memory, allocation policy,
+    run length and failures (runs differing only in those share their pilot)."""
+    doc = config.to_dict()
+    doc["switch"].pop("slots")
+    doc["policy"].pop("allocation")
+    doc["sim"].pop("duration_s")
+    doc.pop("failures")
+    return json.dumps(doc, sort_keys=True, default=str)
+
+
 def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
                 hold_us: float) -> Warmup:
     """The trace of a warm-up run with every lock on the lock servers.
@@ -172,12 +183,7 @@ def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
     only in switch memory or allocation policy share their warm-up run, which is kept per
     process.
     """
-    doc = config.to_dict()
-    doc["switch"].pop("slots")
-    doc["policy"].pop("allocation")
-    doc["sim"].pop("duration_s")
-    doc.pop("failures")
-    key = json.dumps(doc, sort_keys=True, default=str)
+    key = pilot_key(config)
     found = _PILOTS.get(key)
     if found is None:
         servers_only = plan_from_trace(synthetic, config, hold_us, slots=0)

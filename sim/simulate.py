@@ -19,6 +19,7 @@ import pandas as pd
 
 from netlock import atomic
 from netlock.config import Config
+from netlock.plan import Plan
 from sim.metrics import Latency, in_window, timeseries
 from sim.model import Model, build
 from sim.safety import count_violations
@@ -86,24 +87,30 @@ def run_engine(config: Config, engine: str | None = None) -> SimResult:
 
 
 def summarise(model: Model, wall_s: float) -> SimResult:
-    cfg = model.config
     rec = model.recorder
+    return result_of(model.config, rec.requests_frame(), rec.txns_frame(), engine=ENGINE,
+                     wall_s=wall_s, retries=rec.retries, events=model.engine.events,
+                     stale_grants=rec.stale_grants, hold_us=model.hold_us, plan=model.plan,
+                     manager=model.manager.stats())
+
+
+def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine: str,
+              wall_s: float, retries: int, events: int, stale_grants: int, hold_us: float,
+              plan: Plan, manager: dict[str, Any]) -> SimResult:
+    """A finished run's result from its recorded requests and transactions (every engine's
+    summary has these keys, measured over the window after ``sim.warmup_s``)."""
     start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.duration_s * 1e6
     window_s = (end_us - start_us) / 1e6
-    requests = rec.requests_frame()
-    txns = rec.txns_frame()
     req_w = in_window(requests, start_us, end_us)
     txn_w = in_window(txns, start_us, end_us)
-    uses = requests
-    violations = count_violations(uses["lock"].to_numpy(), uses["mode"].to_numpy(),
-                                  uses["t_us"].to_numpy(), uses["end_us"].to_numpy())
+    violations = count_violations(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
+                                  requests["t_us"].to_numpy(), requests["end_us"].to_numpy())
     granted = len(req_w)
     by_switch = int(np.count_nonzero(req_w["source"].to_numpy() == 0))
     tenants = sorted({t.id for t in cfg.tenants})
     series = timeseries(requests, txns, end_us, cfg.sim.timeseries_bin_s * 1e6, tenants)
-    manager = model.manager.stats()
     summary: dict[str, Any] = {
-        "engine": ENGINE,
+        "engine": engine,
         "sim_time_s": cfg.sim.duration_s,
         "granted": granted,
         "throughput_rps": granted / window_s,
@@ -111,16 +118,16 @@ def summarise(model: Model, wall_s: float) -> SimResult:
         "switch_share": by_switch / granted if granted else 0.0,
         "latency_us": Latency.of(req_w["latency_us"].to_numpy()).to_dict(),
         "txn_latency_us": Latency.of(txn_w["latency_us"].to_numpy()).to_dict(),
-        "retries": rec.retries,
+        "retries": retries,
         "violations": violations,
         "wall_s": wall_s,
-        "events": model.engine.events,
+        "events": events,
         "measured_s": window_s,
         "switch_rps": by_switch / window_s,
         "server_rps": (granted - by_switch) / window_s,
-        "stale_grants": rec.stale_grants,
-        "hold_time_us": model.hold_us,
-        "plan": model.plan.summary.to_dict(),
+        "stale_grants": stale_grants,
+        "hold_time_us": hold_us,
+        "plan": plan.summary.to_dict(),
         "manager": manager,
         "tenants": {str(t): _tenant_summary(req_w, txn_w, t, window_s) for t in tenants},
     }

@@ -83,6 +83,7 @@ from sim.fast.state import (
     grown_rows,
     new_pool,
 )
+from sim.managers.netlock.manager import switch_dataplane
 from sim.metrics import TXN_FIELDS, USE_FIELDS
 from sim.model import DATA_READ_HOPS, client_workload, lease_guard_us
 from sim.network import BLOCK
@@ -271,15 +272,9 @@ def draw_hops(rng: np.random.Generator, half_rtt_us: float, jitter_us: float, lo
 
 
 def new_switch(config: Config, plan: Plan) -> SwitchDataPlane:
-    """The switch of :meth:`sim.managers.netlock.manager.NetLockManager.new_switch`, with the
-    plan installed."""
-    max_tenant = max(t.id for t in config.tenants)
-    dp = SwitchDataPlane(config.geometry, max_tenants=max(64, max_tenant + 1),
-                         quota_policy=config.switch.quota_action)
-    for tenant in config.tenants:
-        if tenant.quota_rps > 0:
-            per_window = tenant.quota_rps * config.switch.quota_window_us / 1e6
-            dp.set_tenant_quota(tenant.id, max(1, round(per_window)))
+    """The simpy engine's switch (:func:`sim.managers.netlock.manager.switch_dataplane`),
+    with the plan installed."""
+    dp = switch_dataplane(config)
     e = plan.entries
     if len(e.lock_id):
         dp.install_many(e.lock_id, e.priority, e.left, e.right)

@@ -10,9 +10,7 @@ tests run both engines on one plan).
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
 
 import numpy as np
 
@@ -29,7 +27,6 @@ from sim.allocation import (
 from sim.fast.heap import Q_SEQ
 from sim.fast.lockserver import CN_EXPIRED
 from sim.fast.model import FastModel, assemble, check_supported
-from sim.fast.safety import count_violations
 from sim.fast.state import (
     K_LOST,
     K_RETRIES,
@@ -39,7 +36,6 @@ from sim.fast.state import (
     K_SWITCH_EXPIRED,
     SF_BUSY,
 )
-from sim.metrics import Latency, in_window, timeseries
 from sim.model import (
     DATA_READ_HOPS,
     PILOT_MAX_US,
@@ -48,8 +44,9 @@ from sim.model import (
     PILOT_STREAM,
     PILOT_TXNS_PER_CLIENT,
     client_workload,
+    pilot_key,
 )
-from sim.simulate import SimResult, _tenant_summary
+from sim.simulate import SimResult, result_of
 
 ENGINE = "fast"
 _PILOTS: dict[str, Warmup] = {}
@@ -96,12 +93,7 @@ def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
                 hold_us: float) -> Warmup:
     """:func:`sim.model.pilot_trace` on the fast engine (same stopping rule, same cache
     key: runs differing only in switch memory or policy share their pilot)."""
-    doc = config.to_dict()
-    doc["switch"].pop("slots")
-    doc["policy"].pop("allocation")
-    doc["sim"].pop("duration_s")
-    doc.pop("failures")
-    key = json.dumps(doc, sort_keys=True, default=str)
+    key = pilot_key(config)
     trace = _PILOTS.get(key)
     if trace is None:
         servers_only = plan_from_trace(synthetic, config, hold_us, slots=0)
@@ -123,21 +115,8 @@ def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
 
 def summarise(model: FastModel, wall_s: float) -> SimResult:
     """The result of a finished run, with the keys of :func:`sim.simulate.summarise`."""
-    cfg = model.config
     r = model.rack
-    start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.duration_s * 1e6
-    window_s = (end_us - start_us) / 1e6
-    requests = model.requests_frame()
-    txns = model.txns_frame()
-    req_w = in_window(requests, start_us, end_us)
-    txn_w = in_window(txns, start_us, end_us)
-    violations = count_violations(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
-                                  requests["t_us"].to_numpy(), requests["end_us"].to_numpy())
-    granted = len(req_w)
-    by_switch = int(np.count_nonzero(req_w["source"].to_numpy() == 0))
-    tenants = sorted({t.id for t in cfg.tenants})
-    series = timeseries(requests, txns, end_us, cfg.sim.timeseries_bin_s * 1e6, tenants)
-    servers = cfg.servers.count
+    servers = model.config.servers.count
     manager = {
         "server_grants": int(r.cnt[K_SERVER_GRANTS]),
         "switch_expired": int(r.cnt[K_SWITCH_EXPIRED]),
@@ -148,27 +127,7 @@ def summarise(model: FastModel, wall_s: float) -> SimResult:
         "server_drops": int(r.cnt[K_SERVER_DROPS]),
         "lost_packets": int(r.cnt[K_LOST]),
     }
-    summary: dict[str, Any] = {
-        "engine": ENGINE,
-        "sim_time_s": cfg.sim.duration_s,
-        "granted": granted,
-        "throughput_rps": granted / window_s,
-        "tps": len(txn_w) / window_s,
-        "switch_share": by_switch / granted if granted else 0.0,
-        "latency_us": Latency.of(req_w["latency_us"].to_numpy()).to_dict(),
-        "txn_latency_us": Latency.of(txn_w["latency_us"].to_numpy()).to_dict(),
-        "retries": int(r.cnt[K_RETRIES]),
-        "violations": violations,
-        "wall_s": wall_s,
-        "events": int(r.heap.cnt[Q_SEQ]),
-        "measured_s": window_s,
-        "switch_rps": by_switch / window_s,
-        "server_rps": (granted - by_switch) / window_s,
-        "stale_grants": int(r.cnt[K_STALE]),
-        "hold_time_us": model.hold_us,
-        "plan": model.plan.summary.to_dict(),
-        "manager": manager,
-        "tenants": {str(t): _tenant_summary(req_w, txn_w, t, window_s) for t in tenants},
-    }
-    return SimResult(summary=summary, requests=requests, txns=txns, timeseries=series,
-                     config=cfg.to_dict())
+    return result_of(model.config, model.requests_frame(), model.txns_frame(), engine=ENGINE,
+                     wall_s=wall_s, retries=int(r.cnt[K_RETRIES]),
+                     events=int(r.heap.cnt[Q_SEQ]), stale_grants=int(r.cnt[K_STALE]),
+                     hold_us=model.hold_us, plan=model.plan, manager=manager)

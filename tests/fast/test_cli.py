@@ -5,32 +5,9 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-import pytest
-import typer
 from dask.distributed import LocalCluster
-from typer.testing import CliRunner
 
-from sim import cli
-from tests.sim.helpers import CONFIGS
-
-SHORT = ["--set", "sim.duration_s=0.001", "--set", "sim.warmup_s=0.0002"]
-
-
-@pytest.fixture(scope="module")
-def app() -> typer.Typer:
-    app = typer.Typer()
-    cli.register(app)
-    return app
-
-
-@pytest.fixture
-def run(app):
-    runner = CliRunner()
-
-    def _run(*args: object):
-        return runner.invoke(app, [str(a) for a in args])
-
-    return _run
+from tests.sim.helpers import CONFIGS, SHORT
 
 
 def test_sim_engine_fast_prints_the_contract_object(run):

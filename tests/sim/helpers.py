@@ -10,6 +10,8 @@ from netlock.config import Config, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
+SHORT = ["--set", "sim.duration_s=0.001", "--set", "sim.warmup_s=0.0002"]
+"""Flags for a short run of any simulation config."""
 
 
 def config(name: str, **overrides: object) -> Config:

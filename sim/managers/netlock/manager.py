@@ -33,6 +33,19 @@ MODES = (Mode.SHARED, Mode.EXCLUSIVE)
 SWITCH, SERVER = 0, 1
 
 
+def switch_dataplane(cfg: Config) -> SwitchDataPlane:
+    """An empty switch of ``cfg``'s geometry with its tenants' quotas (requests per quota
+    window, at least one) and quota policy."""
+    max_tenant = max(t.id for t in cfg.tenants)
+    dataplane = SwitchDataPlane(cfg.geometry, max_tenants=max(64, max_tenant + 1),
+                                quota_policy=cfg.switch.quota_action)
+    for tenant in cfg.tenants:
+        if tenant.quota_rps > 0:
+            per_window = tenant.quota_rps * cfg.switch.quota_window_us / 1e6
+            dataplane.set_tenant_quota(tenant.id, max(1, round(per_window)))
+    return dataplane
+
+
 class NetLockManager:
     """The NetLock switch and lock servers of one rack, driven by one config and plan."""
 
@@ -67,14 +80,7 @@ class NetLockManager:
 
     def new_switch(self) -> SwitchNode:
         cfg = self.cfg
-        max_tenant = max(t.id for t in cfg.tenants)
-        dataplane = SwitchDataPlane(cfg.geometry, max_tenants=max(64, max_tenant + 1),
-                                    quota_policy=cfg.switch.quota_action)
-        for tenant in cfg.tenants:
-            if tenant.quota_rps > 0:
-                per_window = tenant.quota_rps * cfg.switch.quota_window_us / 1e6
-                dataplane.set_tenant_quota(tenant.id, max(1, round(per_window)))
-        return SwitchNode(self, dataplane, cfg.switch.pass_us, cfg.switch.rate_pps)
+        return SwitchNode(self, switch_dataplane(cfg), cfg.switch.pass_us, cfg.switch.rate_pps)
 
     def install_plan(self, node: SwitchNode, paused: bool = False) -> None:
         """Give every switch-resident lock of the plan its queue regions."""
