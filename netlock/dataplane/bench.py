@@ -21,14 +21,14 @@ LOCK = 1
 
 @kernel
 def _compiled_pairs(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray,
-                    tenants: np.ndarray, ctl: np.ndarray, out: np.ndarray, i: int,
-                    pairs: int) -> int:
+                    tenants: np.ndarray, ctl: np.ndarray, trace: np.ndarray | None,
+                    out: np.ndarray, i: int, pairs: int) -> int:
     rows = 0
     for t in range(pairs):
-        rows += kernels.process(locks, regions, slots, tenants, ctl, out, i, 0, LOCK, 1, t, 0,
-                                0, 0, 0, t)
-        rows += kernels.process(locks, regions, slots, tenants, ctl, out, i, 1, LOCK, 1, t, 0,
-                                0, 0, 0, t)
+        rows += kernels.process(locks, regions, slots, tenants, ctl, trace, out, i, 0, LOCK, 1,
+                                t, 0, 0, 0, 0, t)
+        rows += kernels.process(locks, regions, slots, tenants, ctl, trace, out, i, 1, LOCK, 1,
+                                t, 0, 0, 0, 0, t)
     return rows
 
 

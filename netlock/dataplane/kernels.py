@@ -5,7 +5,8 @@ A kernel processes one packet, writes its outcomes as rows of ``out`` (columns `
 returns the row count; ``ctl[C_PASSES]`` then holds the pipeline passes it took.
 
 Passes. Every register access goes through the accessors below, which record
-``(pass, register array, index)`` in the access trace when it is on. A pass may touch each
+``(pass, register array, index)`` in the access trace when the caller passes one
+(``trace``, see :data:`Trace`). A pass may touch each
 register array at one index only (a read-modify-write of one cell); more work resubmits
 the packet, which starts a new pass:
 
@@ -39,7 +40,6 @@ from netlock.dataplane.layout import (
     C_QUOTA_POLICY,
     C_TRACE_FULL,
     C_TRACE_LEN,
-    C_TRACE_ON,
     L_CLASSES,
     L_EXCLUSIVE,
     L_LOCK_ID,
@@ -97,22 +97,27 @@ STALE_RELEASE = int(DropReason.STALE_RELEASE)
 QUOTA = int(DropReason.QUOTA)
 ACQUIRE = int(Op.ACQUIRE)
 
+Trace = np.ndarray | None
+"""A kernel's ``trace`` argument: ``ctl`` again, to record every register access in its
+trace, or None. The trace costs a check per access, so callers that never read it pass
+None: numba compiles a separate version for that type with the checks pruned away."""
+
 
 # --- register accessors (each records its access in the trace) ------------------------------
 
 @kernel
-def _touch(ctl: np.ndarray, reg: int, index: int) -> None:
-    if ctl[C_TRACE_ON] == 0:
+def _touch(trace: Trace, reg: int, index: int) -> None:
+    if trace is None:
         return
-    n = ctl[C_TRACE_LEN]
+    n = trace[C_TRACE_LEN]
     at = C_HEADER + 3 * n
-    if at + 3 > ctl.shape[0]:
-        ctl[C_TRACE_FULL] = 1
+    if at + 3 > trace.shape[0]:
+        trace[C_TRACE_FULL] = 1
         return
-    ctl[at] = ctl[C_PASS]
-    ctl[at + 1] = reg
-    ctl[at + 2] = index
-    ctl[C_TRACE_LEN] = n + 1
+    trace[at] = trace[C_PASS]
+    trace[at + 1] = reg
+    trace[at + 2] = index
+    trace[C_TRACE_LEN] = n + 1
 
 
 @kernel
@@ -122,42 +127,42 @@ def _new_pass(ctl: np.ndarray) -> None:
 
 
 @kernel
-def _lget(locks: np.ndarray, ctl: np.ndarray, i: int, col: int) -> int:
+def _lget(locks: np.ndarray, trace: Trace, i: int, col: int) -> int:
     reg = LOCK_COL_REGISTER[col]
     if reg >= 0:
-        _touch(ctl, reg, i)
+        _touch(trace, reg, i)
     return locks[i, col]
 
 
 @kernel
-def _lset(locks: np.ndarray, ctl: np.ndarray, i: int, col: int, value: int) -> None:
+def _lset(locks: np.ndarray, trace: Trace, i: int, col: int, value: int) -> None:
     reg = LOCK_COL_REGISTER[col]
     if reg >= 0:
-        _touch(ctl, reg, i)
+        _touch(trace, reg, i)
     locks[i, col] = value
 
 
 @kernel
-def _rget(regions: np.ndarray, ctl: np.ndarray, c: int, i: int, col: int) -> int:
-    _touch(ctl, N_GLOBAL_REGISTERS + c * N_REGION_REGISTERS + REGION_COL_REGISTER[col], i)
+def _rget(regions: np.ndarray, trace: Trace, c: int, i: int, col: int) -> int:
+    _touch(trace, N_GLOBAL_REGISTERS + c * N_REGION_REGISTERS + REGION_COL_REGISTER[col], i)
     return regions[c, i, col]
 
 
 @kernel
-def _rset(regions: np.ndarray, ctl: np.ndarray, c: int, i: int, col: int, value: int) -> None:
-    _touch(ctl, N_GLOBAL_REGISTERS + c * N_REGION_REGISTERS + REGION_COL_REGISTER[col], i)
+def _rset(regions: np.ndarray, trace: Trace, c: int, i: int, col: int, value: int) -> None:
+    _touch(trace, N_GLOBAL_REGISTERS + c * N_REGION_REGISTERS + REGION_COL_REGISTER[col], i)
     regions[c, i, col] = value
 
 
 @kernel
-def _sget(slots: np.ndarray, ctl: np.ndarray, k: int, col: int) -> int:
-    _touch(ctl, -1 - slots[k, S_ARRAY], k)
+def _sget(slots: np.ndarray, trace: Trace, k: int, col: int) -> int:
+    _touch(trace, -1 - slots[k, S_ARRAY], k)
     return slots[k, col]
 
 
 @kernel
-def _sset(slots: np.ndarray, ctl: np.ndarray, k: int, col: int, value: int) -> None:
-    _touch(ctl, -1 - slots[k, S_ARRAY], k)
+def _sset(slots: np.ndarray, trace: Trace, k: int, col: int, value: int) -> None:
+    _touch(trace, -1 - slots[k, S_ARRAY], k)
     slots[k, col] = value
 
 
@@ -182,11 +187,11 @@ def _emit(out: np.ndarray, n: int, kind: int, reason: int, count: int, is_self: 
 
 
 @kernel
-def _emit_slot_grant(out: np.ndarray, n: int, slots: np.ndarray, ctl: np.ndarray, k: int,
+def _emit_slot_grant(out: np.ndarray, n: int, slots: np.ndarray, trace: Trace, k: int,
                      lock_id: int, c: int) -> int:
-    return _emit(out, n, GRANT, NO_REASON, 0, 0, lock_id, _sget(slots, ctl, k, S_MODE),
-                 _sget(slots, ctl, k, S_TXN), _sget(slots, ctl, k, S_CLIENT),
-                 _sget(slots, ctl, k, S_TENANT), c, _sget(slots, ctl, k, S_TIMESTAMP))
+    return _emit(out, n, GRANT, NO_REASON, 0, 0, lock_id, _sget(slots, trace, k, S_MODE),
+                 _sget(slots, trace, k, S_TXN), _sget(slots, trace, k, S_CLIENT),
+                 _sget(slots, trace, k, S_TENANT), c, _sget(slots, trace, k, S_TIMESTAMP))
 
 
 @kernel
@@ -195,24 +200,24 @@ def _advance(pos: int, left: int, right: int) -> int:
 
 
 @kernel
-def _hold(locks: np.ndarray, ctl: np.ndarray, i: int, mode: int, delta: int) -> None:
+def _hold(locks: np.ndarray, trace: Trace, i: int, mode: int, delta: int) -> None:
     col = L_EXCLUSIVE if mode == EXCLUSIVE else L_SHARED
-    _lset(locks, ctl, i, col, _lget(locks, ctl, i, col) + delta)
+    _lset(locks, trace, i, col, _lget(locks, trace, i, col) + delta)
 
 
 @kernel
-def _raise_peak(regions: np.ndarray, ctl: np.ndarray, c: int, i: int, occupancy: int) -> None:
-    if occupancy > _rget(regions, ctl, c, i, R_PEAK):
-        _rset(regions, ctl, c, i, R_PEAK, occupancy)
+def _raise_peak(regions: np.ndarray, trace: Trace, c: int, i: int, occupancy: int) -> None:
+    if occupancy > _rget(regions, trace, c, i, R_PEAK):
+        _rset(regions, trace, c, i, R_PEAK, occupancy)
 
 
 @kernel
-def _admit_tenant(tenants: np.ndarray, ctl: np.ndarray, tenant: int) -> bool:
+def _admit_tenant(tenants: np.ndarray, trace: Trace, tenant: int) -> bool:
     """Charge one acquire to ``tenant``; False when over quota (tenants outside the table
     have no quota)."""
     if tenant < 0 or tenant >= tenants.shape[0]:
         return True
-    _touch(ctl, REG_TENANT_COUNTER, tenant)
+    _touch(trace, REG_TENANT_COUNTER, tenant)
     used = tenants[tenant, T_COUNT]
     quota = tenants[tenant, T_QUOTA]
     if quota > 0 and used >= quota:
@@ -222,43 +227,43 @@ def _admit_tenant(tenants: np.ndarray, ctl: np.ndarray, tenant: int) -> bool:
 
 
 @kernel
-def _blocked_above(locks: np.ndarray, regions: np.ndarray, ctl: np.ndarray, i: int,
+def _blocked_above(locks: np.ndarray, regions: np.ndarray, trace: Trace, i: int,
                    c: int) -> bool:
     """Whether a class higher than ``c`` has a waiting request or a server backlog."""
     mask = locks[i, L_CLASSES]
     for q in range(c):
         if (mask >> q) & 1 == 0:
             continue
-        if (_rget(regions, ctl, q, i, R_COUNT) > _rget(regions, ctl, q, i, R_GRANTED)
-                or _rget(regions, ctl, q, i, R_SERVER_HELD) > 0):
+        if (_rget(regions, trace, q, i, R_COUNT) > _rget(regions, trace, q, i, R_GRANTED)
+                or _rget(regions, trace, q, i, R_SERVER_HELD) > 0):
             return True
     return False
 
 
 @kernel
-def _next_waiting_class(locks: np.ndarray, regions: np.ndarray, ctl: np.ndarray, i: int) -> int:
+def _next_waiting_class(locks: np.ndarray, regions: np.ndarray, trace: Trace, i: int) -> int:
     """The class whose first waiting request is next in line, or -1 (none, or blocked by
     a server backlog in a higher class)."""
     mask = locks[i, L_CLASSES]
     for c in range(regions.shape[0]):
         if (mask >> c) & 1 == 0:
             continue
-        if _rget(regions, ctl, c, i, R_COUNT) > _rget(regions, ctl, c, i, R_GRANTED):
+        if _rget(regions, trace, c, i, R_COUNT) > _rget(regions, trace, c, i, R_GRANTED):
             return c
-        if _rget(regions, ctl, c, i, R_SERVER_HELD) > 0:
+        if _rget(regions, trace, c, i, R_SERVER_HELD) > 0:
             return -1
     return -1
 
 
 @kernel
-def _notify_if_idle(locks: np.ndarray, regions: np.ndarray, ctl: np.ndarray, out: np.ndarray,
+def _notify_if_idle(locks: np.ndarray, regions: np.ndarray, trace: Trace, out: np.ndarray,
                     n: int, i: int, lock_id: int, c: int) -> int:
     """NOTIFY_SERVER once when region (i, c) is empty, unpaused and has a server backlog."""
-    if (_rget(regions, ctl, c, i, R_COUNT) == 0 and _rget(regions, ctl, c, i, R_SERVER_HELD) > 0
-            and _rget(regions, ctl, c, i, R_NOTIFIED) == 0
-            and _lget(locks, ctl, i, L_PAUSED) == 0):
-        _rset(regions, ctl, c, i, R_NOTIFIED, 1)
-        free = _rget(regions, ctl, c, i, R_RIGHT) - _rget(regions, ctl, c, i, R_LEFT) + 1
+    if (_rget(regions, trace, c, i, R_COUNT) == 0 and _rget(regions, trace, c, i, R_SERVER_HELD) > 0
+            and _rget(regions, trace, c, i, R_NOTIFIED) == 0
+            and _lget(locks, trace, i, L_PAUSED) == 0):
+        _rset(regions, trace, c, i, R_NOTIFIED, 1)
+        free = _rget(regions, trace, c, i, R_RIGHT) - _rget(regions, trace, c, i, R_LEFT) + 1
         n = _emit(out, n, NOTIFY_SERVER, NO_REASON, free, 0, lock_id, SHARED, 0, 0, 0, c, 0)
     return n
 
@@ -267,31 +272,33 @@ def _notify_if_idle(locks: np.ndarray, regions: np.ndarray, ctl: np.ndarray, out
 
 @kernel
 def _grant_waiting(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
-                   out: np.ndarray, n: int, i: int, lock_id: int, now_us: int) -> int:
+                   trace: Trace, out: np.ndarray, n: int, i: int, lock_id: int,
+                   now_us: int) -> int:
     """Resubmit passes: grant waiting requests in order until one cannot be granted."""
-    c = _next_waiting_class(locks, regions, ctl, i)
-    while c >= 0 and _lget(locks, ctl, i, L_EXCLUSIVE) == 0:
+    c = _next_waiting_class(locks, regions, trace, i)
+    while c >= 0 and _lget(locks, trace, i, L_EXCLUSIVE) == 0:
         _new_pass(ctl)
-        left = _rget(regions, ctl, c, i, R_LEFT)
-        width = _rget(regions, ctl, c, i, R_RIGHT) - left + 1
-        granted = _rget(regions, ctl, c, i, R_GRANTED)
-        k = left + (_rget(regions, ctl, c, i, R_HEAD) - left + granted) % width
-        mode = _sget(slots, ctl, k, S_MODE)
-        if not compatible(mode, _lget(locks, ctl, i, L_SHARED), _lget(locks, ctl, i, L_EXCLUSIVE)):
+        left = _rget(regions, trace, c, i, R_LEFT)
+        width = _rget(regions, trace, c, i, R_RIGHT) - left + 1
+        granted = _rget(regions, trace, c, i, R_GRANTED)
+        k = left + (_rget(regions, trace, c, i, R_HEAD) - left + granted) % width
+        mode = _sget(slots, trace, k, S_MODE)
+        if not compatible(mode, _lget(locks, trace, i, L_SHARED),
+                          _lget(locks, trace, i, L_EXCLUSIVE)):
             break
-        _sset(slots, ctl, k, S_GRANTED, 1)
-        _sset(slots, ctl, k, S_TIMESTAMP, now_us)
-        _rset(regions, ctl, c, i, R_GRANTED, granted + 1)
-        _hold(locks, ctl, i, mode, 1)
-        n = _emit_slot_grant(out, n, slots, ctl, k, lock_id, c)
+        _sset(slots, trace, k, S_GRANTED, 1)
+        _sset(slots, trace, k, S_TIMESTAMP, now_us)
+        _rset(regions, trace, c, i, R_GRANTED, granted + 1)
+        _hold(locks, trace, i, mode, 1)
+        n = _emit_slot_grant(out, n, slots, trace, k, lock_id, c)
         if mode == EXCLUSIVE:
             break
-        c = _next_waiting_class(locks, regions, ctl, i)
+        c = _next_waiting_class(locks, regions, trace, i)
     return n
 
 
 @kernel
-def _dequeue_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
+def _dequeue_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, trace: Trace,
                   out: np.ndarray, n: int, i: int, lock_id: int, c: int, mode: int,
                   txn: int) -> int:
     """The release pass: dequeue the granted head of region (i, c); -1 if the release is stale.
@@ -299,50 +306,51 @@ def _dequeue_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl
     An exclusive release must match the head's transaction; a shared release dequeues a
     granted shared head blindly (shared releases commute).
     """
-    granted = _rget(regions, ctl, c, i, R_GRANTED)
+    granted = _rget(regions, trace, c, i, R_GRANTED)
     if granted == 0:
         return -1
-    head = _rget(regions, ctl, c, i, R_HEAD)
-    held_mode = _sget(slots, ctl, head, S_MODE)
-    if _sget(slots, ctl, head, S_GRANTED) == 0 or held_mode != mode:
+    head = _rget(regions, trace, c, i, R_HEAD)
+    held_mode = _sget(slots, trace, head, S_MODE)
+    if _sget(slots, trace, head, S_GRANTED) == 0 or held_mode != mode:
         return -1
-    if mode == EXCLUSIVE and _sget(slots, ctl, head, S_TXN) != txn:
+    if mode == EXCLUSIVE and _sget(slots, trace, head, S_TXN) != txn:
         return -1
     for col in range(SLOT_STATE_COLS):
-        _sset(slots, ctl, head, col, 0)
-    count = _rget(regions, ctl, c, i, R_COUNT)
-    _rset(regions, ctl, c, i, R_HEAD,
-          _advance(head, _rget(regions, ctl, c, i, R_LEFT), _rget(regions, ctl, c, i, R_RIGHT)))
-    _rset(regions, ctl, c, i, R_COUNT, count - 1)
-    _rset(regions, ctl, c, i, R_GRANTED, granted - 1)
-    _hold(locks, ctl, i, held_mode, -1)
-    return _notify_if_idle(locks, regions, ctl, out, n, i, lock_id, c)
+        _sset(slots, trace, head, col, 0)
+    count = _rget(regions, trace, c, i, R_COUNT)
+    _rset(regions, trace, c, i, R_HEAD,
+          _advance(head, _rget(regions, trace, c, i, R_LEFT), _rget(regions, trace, c, i, R_RIGHT)))
+    _rset(regions, trace, c, i, R_COUNT, count - 1)
+    _rset(regions, trace, c, i, R_GRANTED, granted - 1)
+    _hold(locks, trace, i, held_mode, -1)
+    return _notify_if_idle(locks, regions, trace, out, n, i, lock_id, c)
 
 
 @kernel
 def _release_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
-                  out: np.ndarray, n: int, i: int, lock_id: int, c: int, mode: int, txn: int,
-                  now_us: int) -> int:
+                  trace: Trace, out: np.ndarray, n: int, i: int, lock_id: int, c: int,
+                  mode: int, txn: int, now_us: int) -> int:
     """A release from its dequeue pass on: dequeue, then grant by resubmit; -1 if stale."""
-    n = _dequeue_head(locks, regions, slots, ctl, out, n, i, lock_id, c, mode, txn)
+    n = _dequeue_head(locks, regions, slots, trace, out, n, i, lock_id, c, mode, txn)
     if n < 0:
         return n
     passes = ctl[C_PASSES]
-    n = _grant_waiting(locks, regions, slots, ctl, out, n, i, lock_id, now_us)
-    if ctl[C_PASSES] == passes and _rget(regions, ctl, c, i, R_COUNT) > 0:
+    n = _grant_waiting(locks, regions, slots, ctl, trace, out, n, i, lock_id, now_us)
+    if ctl[C_PASSES] == passes and _rget(regions, trace, c, i, R_COUNT) > 0:
         _new_pass(ctl)
-        _sget(slots, ctl, _rget(regions, ctl, c, i, R_HEAD), S_MODE)
+        _sget(slots, trace, _rget(regions, trace, c, i, R_HEAD), S_MODE)
     return n
 
 
 @kernel
 def acquire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, tenants: np.ndarray,
-            ctl: np.ndarray, out: np.ndarray, i: int, lock_id: int, mode: int, txn: int,
-            client: int, tenant: int, priority: int, push_back: int, now_us: int) -> int:
+            ctl: np.ndarray, trace: Trace, out: np.ndarray, i: int, lock_id: int, mode: int,
+            txn: int, client: int, tenant: int, priority: int, push_back: int,
+            now_us: int) -> int:
     """An acquire packet for lock index ``i`` (-1 = not in the lock table)."""
     ctl[C_PASSES] = 0
     _new_pass(ctl)
-    if push_back == 0 and not _admit_tenant(tenants, ctl, tenant):
+    if push_back == 0 and not _admit_tenant(tenants, trace, tenant):
         if ctl[C_QUOTA_POLICY] == QUOTA_DEFER:
             return _emit(out, 0, DEFER, QUOTA, 0, 1, lock_id, mode, txn, client, tenant,
                          priority, now_us)
@@ -353,51 +361,51 @@ def acquire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, tenants: 
                      priority, now_us)
     c = effective_class(locks[i, L_CLASSES], priority, regions.shape[0])
     if push_back == 0:
-        _lset(locks, ctl, i, L_REQUESTS, _lget(locks, ctl, i, L_REQUESTS) + 1)
-    left = _rget(regions, ctl, c, i, R_LEFT)
-    right = _rget(regions, ctl, c, i, R_RIGHT)
-    count = _rget(regions, ctl, c, i, R_COUNT)
-    held = _rget(regions, ctl, c, i, R_SERVER_HELD)
+        _lset(locks, trace, i, L_REQUESTS, _lget(locks, trace, i, L_REQUESTS) + 1)
+    left = _rget(regions, trace, c, i, R_LEFT)
+    right = _rget(regions, trace, c, i, R_RIGHT)
+    count = _rget(regions, trace, c, i, R_COUNT)
+    held = _rget(regions, trace, c, i, R_SERVER_HELD)
     full = count > right - left
     if push_back != 0:
         if full:
             return _emit(out, 0, OVERFLOW, NO_REASON, 0, 1, lock_id, mode, txn, client, tenant,
                          c, now_us)
         held -= 1
-        _rset(regions, ctl, c, i, R_SERVER_HELD, held)
-        _rset(regions, ctl, c, i, R_NOTIFIED, 0)
-    elif full or held > 0 or _lget(locks, ctl, i, L_PAUSED) != 0:
-        _rset(regions, ctl, c, i, R_SERVER_HELD, held + 1)
-        _raise_peak(regions, ctl, c, i, count + held + 1)
+        _rset(regions, trace, c, i, R_SERVER_HELD, held)
+        _rset(regions, trace, c, i, R_NOTIFIED, 0)
+    elif full or held > 0 or _lget(locks, trace, i, L_PAUSED) != 0:
+        _rset(regions, trace, c, i, R_SERVER_HELD, held + 1)
+        _raise_peak(regions, trace, c, i, count + held + 1)
         return _emit(out, 0, OVERFLOW, NO_REASON, 0, 1, lock_id, mode, txn, client, tenant, c,
                      now_us)
-    granted = _rget(regions, ctl, c, i, R_GRANTED)
-    grant = (granted == count and not _blocked_above(locks, regions, ctl, i, c)
-             and compatible(mode, _lget(locks, ctl, i, L_SHARED),
-                            _lget(locks, ctl, i, L_EXCLUSIVE)))
-    tail = _rget(regions, ctl, c, i, R_TAIL)
-    _sset(slots, ctl, tail, S_MODE, mode)
-    _sset(slots, ctl, tail, S_TXN, txn)
-    _sset(slots, ctl, tail, S_CLIENT, client)
-    _sset(slots, ctl, tail, S_TENANT, tenant)
-    _sset(slots, ctl, tail, S_TIMESTAMP, now_us)
-    _sset(slots, ctl, tail, S_GRANTED, 1 if grant else 0)
-    _rset(regions, ctl, c, i, R_TAIL, _advance(tail, left, right))
-    _rset(regions, ctl, c, i, R_COUNT, count + 1)
-    _raise_peak(regions, ctl, c, i, count + 1 + held)
+    granted = _rget(regions, trace, c, i, R_GRANTED)
+    grant = (granted == count and not _blocked_above(locks, regions, trace, i, c)
+             and compatible(mode, _lget(locks, trace, i, L_SHARED),
+                            _lget(locks, trace, i, L_EXCLUSIVE)))
+    tail = _rget(regions, trace, c, i, R_TAIL)
+    _sset(slots, trace, tail, S_MODE, mode)
+    _sset(slots, trace, tail, S_TXN, txn)
+    _sset(slots, trace, tail, S_CLIENT, client)
+    _sset(slots, trace, tail, S_TENANT, tenant)
+    _sset(slots, trace, tail, S_TIMESTAMP, now_us)
+    _sset(slots, trace, tail, S_GRANTED, 1 if grant else 0)
+    _rset(regions, trace, c, i, R_TAIL, _advance(tail, left, right))
+    _rset(regions, trace, c, i, R_COUNT, count + 1)
+    _raise_peak(regions, trace, c, i, count + 1 + held)
     if not grant:
         return 0
-    _rset(regions, ctl, c, i, R_GRANTED, granted + 1)
-    _hold(locks, ctl, i, mode, 1)
+    _rset(regions, trace, c, i, R_GRANTED, granted + 1)
+    _hold(locks, trace, i, mode, 1)
     n = _emit(out, 0, GRANT, NO_REASON, 0, 1, lock_id, mode, txn, client, tenant, c, now_us)
     if push_back != 0 and held == 0:
-        n = _grant_waiting(locks, regions, slots, ctl, out, n, i, lock_id, now_us)
+        n = _grant_waiting(locks, regions, slots, ctl, trace, out, n, i, lock_id, now_us)
     return n
 
 
 @kernel
 def release(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
-            out: np.ndarray, i: int, lock_id: int, mode: int, txn: int, client: int,
+            trace: Trace, out: np.ndarray, i: int, lock_id: int, mode: int, txn: int, client: int,
             tenant: int, priority: int, now_us: int) -> int:
     """A release packet: dequeue pass, then resubmit passes granting what waits."""
     ctl[C_PASSES] = 0
@@ -406,7 +414,7 @@ def release(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.n
         return _emit(out, 0, TO_SERVER, NO_REASON, 0, 1, lock_id, mode, txn, client, tenant,
                      priority, now_us)
     c = effective_class(locks[i, L_CLASSES], priority, regions.shape[0])
-    n = _release_head(locks, regions, slots, ctl, out, 0, i, lock_id, c, mode, txn, now_us)
+    n = _release_head(locks, regions, slots, ctl, trace, out, 0, i, lock_id, c, mode, txn, now_us)
     if n < 0:
         return _emit(out, 0, DROP, STALE_RELEASE, 0, 1, lock_id, mode, txn, client, tenant, c,
                      now_us)
@@ -415,14 +423,14 @@ def release(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.n
 
 @kernel
 def process(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, tenants: np.ndarray,
-            ctl: np.ndarray, out: np.ndarray, i: int, op: int, lock_id: int, mode: int,
-            txn: int, client: int, tenant: int, priority: int, push_back: int,
+            ctl: np.ndarray, trace: Trace, out: np.ndarray, i: int, op: int, lock_id: int,
+            mode: int, txn: int, client: int, tenant: int, priority: int, push_back: int,
             now_us: int) -> int:
     """One packet of either kind (``op`` is :class:`netlock.packets.Op`)."""
     if op == ACQUIRE:
-        return acquire(locks, regions, slots, tenants, ctl, out, i, lock_id, mode, txn, client,
-                       tenant, priority, push_back, now_us)
-    return release(locks, regions, slots, ctl, out, i, lock_id, mode, txn, client, tenant,
+        return acquire(locks, regions, slots, tenants, ctl, trace, out, i, lock_id, mode, txn,
+                       client, tenant, priority, push_back, now_us)
+    return release(locks, regions, slots, ctl, trace, out, i, lock_id, mode, txn, client, tenant,
                    priority, now_us)
 
 
@@ -430,7 +438,7 @@ def process(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, tenants: 
 
 @kernel
 def expire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
-           out: np.ndarray, now_us: int, lease_us: int) -> int:
+           trace: Trace, out: np.ndarray, now_us: int, lease_us: int) -> int:
     """The lease sweep: while a region's head is granted and its lease is over, release it.
 
     The control plane reads heads directly and injects a release packet per expired
@@ -451,7 +459,7 @@ def expire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.nd
                 if now_us - slots[k, S_TIMESTAMP] < lease_us:
                     break
                 _new_pass(ctl)
-                m = _release_head(locks, regions, slots, ctl, out, n, i, lock_id, c,
+                m = _release_head(locks, regions, slots, ctl, trace, out, n, i, lock_id, c,
                                   slots[k, S_MODE], slots[k, S_TXN], now_us)
                 if m < 0:
                     break
@@ -462,7 +470,8 @@ def expire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.nd
 
 
 @kernel
-def notify_idle(locks: np.ndarray, regions: np.ndarray, ctl: np.ndarray, out: np.ndarray,
+def notify_idle(locks: np.ndarray, regions: np.ndarray, ctl: np.ndarray,
+                trace: Trace, out: np.ndarray,
                 i: int) -> int:
     """NOTIFY_SERVER for every empty region of lock ``i`` with a server backlog (used by
     the control plane after install and resume)."""
@@ -471,5 +480,5 @@ def notify_idle(locks: np.ndarray, regions: np.ndarray, ctl: np.ndarray, out: np
     mask = locks[i, L_CLASSES]
     for c in range(regions.shape[0]):
         if (mask >> c) & 1:
-            n = _notify_if_idle(locks, regions, ctl, out, n, i, locks[i, L_LOCK_ID], c)
+            n = _notify_if_idle(locks, regions, trace, out, n, i, locks[i, L_LOCK_ID], c)
     return n

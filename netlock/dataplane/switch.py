@@ -25,6 +25,7 @@ from netlock.dataplane.layout import (
     C_QUOTA_POLICY,
     C_TRACE_FULL,
     C_TRACE_LEN,
+    C_TRACE_ON,
     L_CLASSES,
     L_LOCK_ID,
     L_PAUSED,
@@ -76,7 +77,8 @@ class SwitchDataPlane:
     """One NetLock switch: shared queue regions per (lock, priority), holders, quotas, leases.
 
     ``quota_policy`` is ``"drop"`` or ``"defer"`` (what over-quota acquires get);
-    ``trace_capacity`` > 0 records that many register accesses for pass checks.
+    ``trace_capacity`` > 0 records that many register accesses for pass checks (the
+    kernels then get ``ctl`` as their ``trace``; otherwise None, and no tracing cost).
     """
 
     def __init__(self, geometry: SwitchGeometry, *, max_tenants: int = 64,
@@ -91,6 +93,7 @@ class SwitchDataPlane:
         self.tenants: np.ndarray = state["tenants"]
         self.ctl: np.ndarray = state["ctl"]
         self.ctl[C_QUOTA_POLICY] = QUOTA_POLICIES[quota_policy]
+        self.trace: np.ndarray | None = self.ctl if self.ctl[C_TRACE_ON] else None
         self.out = np.zeros((2 * geometry.total_slots + 2, N_OUT_COLS), dtype=np.int64)
         self.expired_total = 0
         self.last_expired = 0
@@ -99,8 +102,9 @@ class SwitchDataPlane:
     # --- data plane ------------------------------------------------------------------------
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """``(locks, regions, slots, tenants, ctl, out)``, the kernels' first arguments."""
-        return self.locks, self.regions, self.slots, self.tenants, self.ctl, self.out
+        """``(locks, regions, slots, tenants, ctl, trace, out)``, the kernels' first
+        arguments."""
+        return self.locks, self.regions, self.slots, self.tenants, self.ctl, self.trace, self.out
 
     def lock_index(self, lock_id: int) -> int:
         """The lock table match: the lock's index, or -1 when the switch does not own it."""
@@ -117,7 +121,7 @@ class SwitchDataPlane:
     def process(self, req: LockRequest, now_us: int) -> Outcome:
         """Run one request packet through the pipeline at switch time ``now_us``."""
         n = kernels.process(self.locks, self.regions, self.slots, self.tenants, self.ctl,
-                            self.out, self._table.get(req.lock_id, -1), int(req.op),
+                            self.trace, self.out, self._table.get(req.lock_id, -1), int(req.op),
                             req.lock_id, int(req.mode), req.txn_id, req.client_id, req.tenant,
                             req.priority, int(req.push_back), now_us)
         return Outcome(self._actions(req, n), int(self.ctl[C_PASSES]))
@@ -355,8 +359,8 @@ class SwitchDataPlane:
         """
         if lease_us <= 0:
             raise ValueError(f"lease_us: must be > 0, got {lease_us}")
-        n = kernels.expire(self.locks, self.regions, self.slots, self.ctl, self.out, now_us,
-                           lease_us)
+        n = kernels.expire(self.locks, self.regions, self.slots, self.ctl, self.trace, self.out,
+                           now_us, lease_us)
         self.last_expired = int(self.ctl[C_EXPIRED])
         self.expired_total += self.last_expired
         return self._actions(None, n)
@@ -482,4 +486,4 @@ class SwitchDataPlane:
 
     def _notify(self, i: int) -> list[Action]:
         return self._actions(None, kernels.notify_idle(self.locks, self.regions, self.ctl,
-                                                       self.out, i))
+                                                       self.trace, self.out, i))

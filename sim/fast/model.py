@@ -351,7 +351,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     cf[:, CF_TIMER_AT] = math.inf
     txn_batch = 4096 if longest == 1 else 512
     rows = fclients.uses_per_event(n, longest) + ROW_CHUNK
-    locks, regions, slots, sw_tenants, ctl, out = dp.arrays()
+    locks, regions, slots, sw_tenants, ctl, _trace, out = dp.arrays()
     rack = Rack(
         sw_locks=locks, sw_regions=regions, sw_slots=slots, sw_tenants=sw_tenants, sw_ctl=ctl,
         sw_out=out, table_dense=table_dense, table_keys=table_keys, table_values=table_values,

@@ -123,8 +123,8 @@ def switch_acquire_inline(r: Rack, h: int, push_back: int, now: float) -> None:
     lock = r.ri[h, RI_LOCK]
     c = r.ri[h, RI_CLIENT]
     i = lock_index(r, lock)
-    n = kernels.acquire(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_tenants, r.sw_ctl, r.sw_out,
-                        i, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
+    n = kernels.acquire(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_tenants, r.sw_ctl, None,
+                        r.sw_out, i, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
                         r.ci[c, CI_PRIORITY], push_back, int(now))
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])
     if n == 0:
@@ -155,7 +155,7 @@ def switch_release(r: Rack, h: int, now: float) -> None:
     lock = r.ri[h, RI_LOCK]
     c = r.ri[h, RI_CLIENT]
     i = lock_index(r, lock)
-    n = kernels.release(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, r.sw_out, i, lock,
+    n = kernels.release(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, None, r.sw_out, i, lock,
                         r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
                         r.ci[c, CI_PRIORITY], int(now))
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])
@@ -206,8 +206,8 @@ def _dispatch(r: Rack, n: int, h: int, delay: float, now: float) -> bool:
 @fast_jit
 def switch_expire(r: Rack, now: float) -> None:
     """The control plane's lease sweep of the switch."""
-    n = kernels.expire(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, r.sw_out, int(now),
-                       r.pi[I_LEASE_MGR])
+    n = kernels.expire(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, None, r.sw_out,
+                       int(now), r.pi[I_LEASE_MGR])
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])
     if n:
         _dispatch(r, n, -1, delay, now)

@@ -25,16 +25,16 @@ from netlock.dataplane.layout import C_PASSES, O_KIND
 
 @kernel
 def release_then_acquire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray,
-                         tenants: np.ndarray, ctl: np.ndarray, out: np.ndarray,
-                         res: np.ndarray, client: int, tenant: int, priority: int, i1: int,
-                         lock1: int, mode1: int, txn1: int, i2: int, lock2: int, mode2: int,
-                         txn2: int, now_us: int) -> int:
-    n1 = kernels.release(locks, regions, slots, ctl, out, i1, lock1, mode1, txn1, client,
+                         tenants: np.ndarray, ctl: np.ndarray, trace: np.ndarray | None,
+                         out: np.ndarray, res: np.ndarray, client: int, tenant: int,
+                         priority: int, i1: int, lock1: int, mode1: int, txn1: int, i2: int,
+                         lock2: int, mode2: int, txn2: int, now_us: int) -> int:
+    n1 = kernels.release(locks, regions, slots, ctl, trace, out, i1, lock1, mode1, txn1, client,
                          tenant, priority, now_us)
     res[0] = n1
     res[1] = ctl[C_PASSES]
-    res[2] = kernels.acquire(locks, regions, slots, tenants, ctl, out[n1:], i2, lock2, mode2,
-                             txn2, client, tenant, priority, 0, now_us)
+    res[2] = kernels.acquire(locks, regions, slots, tenants, ctl, trace, out[n1:], i2, lock2,
+                             mode2, txn2, client, tenant, priority, 0, now_us)
     res[3] = ctl[C_PASSES]
     common = (i1 >= 0 and i2 >= 0 and n1 == 0 and res[1] == 1 and res[2] == 1
               and res[3] == 1 and out[0, O_KIND] == GRANT)

@@ -78,16 +78,16 @@ class SwitchNode:
         self.pass_gap_us = 1e6 / rate_pps
         self.two_passes_us = 2 * self.pass_gap_us
         self.second_grant_us = self.pass_gap_us + pass_us
-        (self.locks, self.regions, self.slots, self.tenants, self.ctl,
+        (self.locks, self.regions, self.slots, self.tenants, self.ctl, self.trace,
          self.out) = dataplane.arrays()
         self.res = np.zeros(4, dtype=np.int64)
         self.out_mv = memoryview(self.out.reshape(-1))
         self.ctl_mv = memoryview(self.ctl)
         self.res_mv = memoryview(self.res)
-        arrays = (self.locks, self.regions, self.slots, self.tenants, self.ctl, self.out)
+        arrays = dataplane.arrays()
         self._acquire = partial(entry_point(kernels.acquire, *arrays, -1, 0, 0, 0, 0, -1, 0,
                                             0, 0), *arrays)
-        release_arrays = (self.locks, self.regions, self.slots, self.ctl, self.out)
+        release_arrays = (self.locks, self.regions, self.slots, self.ctl, self.trace, self.out)
         self._release = partial(entry_point(kernels.release, *release_arrays, -1, 0, 0, 0, 0,
                                             -1, 0, 0), *release_arrays)
         self._pair = partial(entry_point(release_then_acquire, *arrays, self.res,
@@ -260,8 +260,8 @@ class SwitchNode:
 
     def expire(self, now_us: int, lease_us: int) -> int:
         """The control plane's lease sweep; returns the holders it expired."""
-        n = kernels.expire(self.locks, self.regions, self.slots, self.ctl, self.out, now_us,
-                           lease_us)
+        n = kernels.expire(self.locks, self.regions, self.slots, self.ctl, self.trace, self.out,
+                           now_us, lease_us)
         delay = self._occupy(self.env._now, self.ctl_mv[C_PASSES])
         if n:
             self.dispatch(self.out_mv, n, None, delay)
