@@ -23,6 +23,13 @@ component granted it, the lock and mode, when the use ended, and the client."""
 TXN_FIELDS = ("t_us", "latency_us", "tenant", "locks", "client")
 """One row per committed transaction: commit time, latency from its first attempt, tenant,
 lock count, client."""
+USE_DTYPE = np.dtype([("t_us", np.float64), ("latency_us", np.float64), ("tenant", np.int32),
+                      ("source", np.int8), ("lock", np.int64), ("mode", np.int8),
+                      ("end_us", np.float64), ("client", np.int32)])
+"""The type of each ``USE_FIELDS`` column in results (packed: one row is 42 bytes)."""
+TXN_DTYPE = np.dtype([("t_us", np.float64), ("latency_us", np.float64), ("tenant", np.int32),
+                      ("locks", np.int32), ("client", np.int32)])
+"""The type of each ``TXN_FIELDS`` column in results."""
 
 
 class Recorder:
@@ -64,20 +71,18 @@ class Recorder:
         return np.frombuffer(data, dtype=np.float64).reshape(-1, len(fields))
 
     def requests_frame(self) -> pd.DataFrame:
-        """Granted requests (``USE_FIELDS``), typed."""
-        rows = self._rows(self.uses, USE_FIELDS)
-        frame = pd.DataFrame(rows, columns=list(USE_FIELDS))
-        for name, dtype in (("tenant", np.int32), ("source", np.int8), ("lock", np.int64),
-                            ("mode", np.int8), ("client", np.int32)):
-            frame[name] = frame[name].astype(dtype)
-        return frame
+        """Granted requests (``USE_FIELDS``), typed as ``USE_DTYPE``."""
+        return typed_frame(self._rows(self.uses, USE_FIELDS), USE_DTYPE)
 
     def txns_frame(self) -> pd.DataFrame:
-        """Committed transactions (``TXN_FIELDS``), typed."""
-        frame = pd.DataFrame(self._rows(self.txns, TXN_FIELDS), columns=list(TXN_FIELDS))
-        for name in ("tenant", "locks", "client"):
-            frame[name] = frame[name].astype(np.int32)
-        return frame
+        """Committed transactions (``TXN_FIELDS``), typed as ``TXN_DTYPE``."""
+        return typed_frame(self._rows(self.txns, TXN_FIELDS), TXN_DTYPE)
+
+
+def typed_frame(rows: np.ndarray, dtype: np.dtype) -> pd.DataFrame:
+    """A frame of float64 ``rows`` (one column per field of ``dtype``), typed as ``dtype``."""
+    return pd.DataFrame({name: rows[:, j].astype(dtype[name])
+                         for j, name in enumerate(dtype.names)})
 
 
 @dataclass(frozen=True)

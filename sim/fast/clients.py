@@ -53,7 +53,6 @@ from sim.fast.state import (
     K_STALE,
     K_TXNS,
     K_USES,
-    N_USE,
     P_BURST,
     P_GAP_PER_LOCK,
     P_LEASE_CLIENT,
@@ -71,19 +70,6 @@ from sim.fast.state import (
     RI_MODE,
     RI_OP,
     RI_SOURCE,
-    U_CLIENT,
-    U_END,
-    U_LATENCY,
-    U_LOCK,
-    U_MODE,
-    U_SOURCE,
-    U_T,
-    U_TENANT,
-    X_CLIENT,
-    X_LATENCY,
-    X_LOCKS,
-    X_T,
-    X_TENANT,
     Rack,
 )
 
@@ -98,27 +84,27 @@ def record_use(r: Rack, h: int, start: float, end: float) -> None:
     n = r.cnt[K_USES]
     r.cnt[K_USES] = n + 1
     c = r.ri[h, RI_CLIENT]
-    u = r.uses
-    u[n, U_T] = start
-    u[n, U_LATENCY] = start - r.rf[h, RF_CREATED]
-    u[n, U_TENANT] = r.ci[c, CI_TENANT]
-    u[n, U_SOURCE] = r.ri[h, RI_SOURCE]
-    u[n, U_LOCK] = r.ri[h, RI_LOCK]
-    u[n, U_MODE] = r.ri[h, RI_MODE]
-    u[n, U_END] = end
-    u[n, U_CLIENT] = c
+    u = r.uses[n]
+    u.t_us = start
+    u.latency_us = start - r.rf[h, RF_CREATED]
+    u.tenant = r.ci[c, CI_TENANT]
+    u.source = r.ri[h, RI_SOURCE]
+    u.lock = r.ri[h, RI_LOCK]
+    u.mode = r.ri[h, RI_MODE]
+    u.end_us = end
+    u.client = c
 
 
 @fast_jit_inline
 def record_txn(r: Rack, c: int, now: float) -> None:
     n = r.cnt[K_TXNS]
     r.cnt[K_TXNS] = n + 1
-    x = r.txns
-    x[n, X_T] = now
-    x[n, X_LATENCY] = now - r.cf[c, CF_TXN_START]
-    x[n, X_TENANT] = r.ci[c, CI_TENANT]
-    x[n, X_LOCKS] = r.ci[c, CI_NLOCKS]
-    x[n, X_CLIENT] = c
+    x = r.txns[n]
+    x.t_us = now
+    x.latency_us = now - r.cf[c, CF_TXN_START]
+    x.tenant = r.ci[c, CI_TENANT]
+    x.locks = r.ci[c, CI_NLOCKS]
+    x.client = c
 
 
 # --- sending -------------------------------------------------------------------------------
@@ -433,4 +419,4 @@ def close(r: Rack, now: float) -> None:
 
 def uses_per_event(clients: int, max_locks: int) -> int:
     """Most recorder rows one event can add (every client committing at once)."""
-    return clients * (max_locks + 1) + N_USE
+    return clients * (max_locks + 1)

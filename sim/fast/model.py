@@ -6,7 +6,7 @@ switch data plane with the plan installed, the same clients and NIC shares, the 
 timing parameters. :class:`FastModel` runs the compiled loop (:mod:`sim.fast.loop`) and
 serves its requests for more randomness or room: the clients' next transactions (drawn from
 the workload in batches with each client's own stream), the next block of hop delays,
-larger arrays, and the recorder's rows, moved out in chunks.
+larger arrays, and fresh chunks for the recorder's rows.
 """
 
 from __future__ import annotations
@@ -65,8 +65,6 @@ from sim.fast.state import (
     N_CNT,
     N_PF,
     N_PI,
-    N_TXN,
-    N_USE,
     P_BURST,
     P_GAP_PER_LOCK,
     P_HALF_RTT,
@@ -80,11 +78,10 @@ from sim.fast.state import (
     P_THINK,
     Rack,
     grown_pool,
-    grown_rows,
     new_pool,
 )
 from sim.managers.netlock.manager import switch_dataplane
-from sim.metrics import TXN_FIELDS, USE_FIELDS
+from sim.metrics import TXN_DTYPE, USE_DTYPE
 from sim.model import DATA_READ_HOPS, client_workload, lease_guard_us
 from sim.network import BLOCK
 from sim.workloads import Workload
@@ -94,8 +91,10 @@ HOP_BLOCKS = 32
 """Hop delays kept drawn ahead, in blocks of ``sim.network.BLOCK``."""
 DENSE_TABLE = 1 << 22
 """Lock ids below this (and below the workload's lock count) are looked up in an array."""
-ROW_CHUNK = 1 << 16
-"""Recorder rows kept in the compiled arrays before they are moved out."""
+ROW_CHUNK = 1 << 17
+"""Recorder rows per chunk. The engine writes its rows straight into a chunk, which becomes
+part of the results when full; a chunk of either table is over 2 MB, so numpy maps it in
+huge pages."""
 
 
 def max_locks(workload: Workload) -> int:
@@ -134,8 +133,6 @@ class FastModel:
     now_us: float = 0.0
     use_chunks: list[np.ndarray] = field(default_factory=list)
     txn_chunks: list[np.ndarray] = field(default_factory=list)
-    used_uses: int = 0
-    used_txns: int = 0
 
     # --- running -----------------------------------------------------------------------------
 
@@ -146,10 +143,9 @@ class FastModel:
         self.now_us = until_us
 
     def close(self, end_us: float) -> None:
-        """Record the uses still open as ending at ``end_us``; move every row out."""
+        """Record the uses still open as ending at ``end_us``."""
         self._room_rows(self.rack.ci.shape[0] * (max_locks(self.workload) + 1))
         fclients.close(self.rack, end_us)
-        self.flush()
 
     def serve(self) -> None:
         r = self.rack
@@ -168,34 +164,31 @@ class FastModel:
         self._room_rows(int(r.pi[I_ROOM_ROWS]))
 
     def _room_rows(self, rows: int) -> None:
+        """Room for ``rows`` more rows in each recorder table: a table's chunk with less
+        room is kept as it is (part of the results) and the engine goes on in a new one."""
         r = self.rack
-        if (len(r.uses) - r.cnt[K_USES] < rows or len(r.txns) - r.cnt[K_TXNS] < rows):
-            self.flush()
-        r = self.rack
-        self.rack = r._replace(uses=grown_rows(r.uses, int(r.cnt[K_USES]), rows),
-                               txns=grown_rows(r.txns, int(r.cnt[K_TXNS]), rows))
+        fresh = {}
+        for name, k, chunks in (("uses", K_USES, self.use_chunks),
+                                ("txns", K_TXNS, self.txn_chunks)):
+            table = getattr(r, name)
+            n = int(r.cnt[k])
+            if len(table) - n < rows:
+                chunks.append(table[:n])
+                r.cnt[k] = 0
+                fresh[name] = np.empty(max(ROW_CHUNK, rows), dtype=table.dtype)
+        if fresh:
+            self.rack = r._replace(**fresh)
 
-    def flush(self) -> None:
-        """Copy the recorder's rows out of the compiled arrays, which are then reused (they
-        stay in the CPU caches; fresh ones would cost more than the copy)."""
-        r = self.rack
-        n_uses, n_txns = int(r.cnt[K_USES]), int(r.cnt[K_TXNS])
-        if n_uses:
-            self.use_chunks.append(r.uses[:n_uses].copy())
-        if n_txns:
-            self.txn_chunks.append(r.txns[:n_txns].copy())
-        self.used_uses += n_uses
-        self.used_txns += n_txns
-        r.cnt[K_USES] = 0
-        r.cnt[K_TXNS] = 0
+    def _rows(self, chunks: list[np.ndarray], current: np.ndarray, k: int) -> np.ndarray:
+        return np.concatenate([*chunks, current[:self.rack.cnt[k]]])
 
     @property
     def granted(self) -> int:
-        return self.used_uses + int(self.rack.cnt[K_USES])
+        return sum(map(len, self.use_chunks)) + int(self.rack.cnt[K_USES])
 
     @property
     def committed(self) -> int:
-        return self.used_txns + int(self.rack.cnt[K_TXNS])
+        return sum(map(len, self.txn_chunks)) + int(self.rack.cnt[K_TXNS])
 
     # --- randomness ---------------------------------------------------------------------------
 
@@ -233,24 +226,13 @@ class FastModel:
     # --- results ------------------------------------------------------------------------------
 
     def requests_frame(self) -> pd.DataFrame:
-        """Granted requests, as :meth:`sim.metrics.Recorder.requests_frame` types them."""
-        self.flush()
-        rows = np.concatenate(self.use_chunks) if self.use_chunks else np.zeros((0, N_USE))
-        self.use_chunks = [rows] if len(rows) else []
-        frame = pd.DataFrame(rows, columns=list(USE_FIELDS))
-        for name, dtype in (("tenant", np.int32), ("source", np.int8), ("lock", np.int64),
-                            ("mode", np.int8), ("client", np.int32)):
-            frame[name] = frame[name].astype(dtype)
-        return frame
+        """Granted requests, typed as :meth:`sim.metrics.Recorder.requests_frame` types them."""
+        return pd.DataFrame(self._rows(self.use_chunks, self.rack.uses, K_USES))
 
     def txns_frame(self) -> pd.DataFrame:
-        self.flush()
-        rows = np.concatenate(self.txn_chunks) if self.txn_chunks else np.zeros((0, N_TXN))
-        self.txn_chunks = [rows] if len(rows) else []
-        frame = pd.DataFrame(rows, columns=list(TXN_FIELDS))
-        for name in ("tenant", "locks", "client"):
-            frame[name] = frame[name].astype(np.int32)
-        return frame
+        """Committed transactions, typed as :meth:`sim.metrics.Recorder.txns_frame` types
+        them."""
+        return pd.DataFrame(self._rows(self.txn_chunks, self.rack.txns, K_TXNS))
 
 
 def draw_hops(rng: np.random.Generator, half_rtt_us: float, jitter_us: float, loss: float,
@@ -350,7 +332,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     cf[:, CF_DEADLINE] = math.inf
     cf[:, CF_TIMER_AT] = math.inf
     txn_batch = 4096 if longest == 1 else 512
-    rows = fclients.uses_per_event(n, longest) + ROW_CHUNK
+    rows = max(ROW_CHUNK, fclients.uses_per_event(n, longest))
     locks, regions, slots, sw_tenants, ctl, _trace, out = dp.arrays()
     rack = Rack(
         sw_locks=locks, sw_regions=regions, sw_slots=slots, sw_tenants=sw_tenants, sw_ctl=ctl,
@@ -371,8 +353,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
         tx_mode=np.zeros((n, txn_batch * longest), dtype=np.int64),
         tx_size=np.zeros((n, txn_batch), dtype=np.int64),
         hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
-        heap=fheap.new_heap(2 * room_requests), uses=np.zeros((rows, N_USE)),
-        txns=np.zeros((rows, N_TXN)), burst=np.zeros(longest + 2, dtype=np.int64),
+        heap=fheap.new_heap(2 * room_requests), uses=np.empty(rows, dtype=USE_DTYPE),
+        txns=np.empty(rows, dtype=TXN_DTYPE), burst=np.zeros(longest + 2, dtype=np.int64),
         pf=pf, pi=pi, cnt=cnt)
     model = FastModel(config=config, rack=rack, workload=workload,
                       client_rngs=[np.random.default_rng(s) for s in streams[3:]],

@@ -30,7 +30,7 @@ from netlock.dataplane.layout import (
 )
 from netlock.packets import ActionKind
 from sim.fast import hashmap, heap, lockserver
-from sim.fast._jit import fast_jit, fast_jit_inline
+from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.clients import receive, receive_inline
 from sim.fast.records import free_request, hop, path, reliable_hop, take
 from sim.fast.state import (
@@ -80,6 +80,9 @@ PUSH_BACK = int(ActionKind.PUSH_BACK)
 RSS_MULTIPLIER = 0x9E3779B1
 COUNT_BITS = 32
 
+acquire_kernel = inlined(kernels.acquire)
+release_kernel = inlined(kernels.release)
+
 
 # --- switch ------------------------------------------------------------------------------------
 
@@ -123,7 +126,7 @@ def switch_acquire_inline(r: Rack, h: int, push_back: int, now: float) -> None:
     lock = r.ri[h, RI_LOCK]
     c = r.ri[h, RI_CLIENT]
     i = lock_index(r, lock)
-    n = kernels.acquire(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_tenants, r.sw_ctl, None,
+    n = acquire_kernel(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_tenants, r.sw_ctl, None,
                         r.sw_out, i, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
                         r.ci[c, CI_PRIORITY], push_back, int(now))
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])
@@ -155,7 +158,7 @@ def switch_release(r: Rack, h: int, now: float) -> None:
     lock = r.ri[h, RI_LOCK]
     c = r.ri[h, RI_CLIENT]
     i = lock_index(r, lock)
-    n = kernels.release(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, None, r.sw_out, i, lock,
+    n = release_kernel(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, None, r.sw_out, i, lock,
                         r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
                         r.ci[c, CI_PRIORITY], int(now))
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])

@@ -12,7 +12,8 @@ One :class:`Rack` (a named tuple of numpy arrays, passed whole to compiled code)
 - clients (``ci``/``cf`` rows), the locks they hold and their transactions, drawn in
   batches from the workload (``tx_*``);
 - the network's pre-drawn hop delays (negative = lost), the event heap, the recorder's
-  rows (same fields as :mod:`sim.metrics`), and scalar counters ``cnt``.
+  rows (records of :data:`sim.metrics.USE_DTYPE` and :data:`sim.metrics.TXN_DTYPE`, written
+  in place of the result: no row is copied), and scalar counters ``cnt``.
 
 Times are us (float64). Compiled code never allocates: before each event the loop checks
 that every growable array has room for the worst event, and returns to Python
@@ -63,12 +64,6 @@ N_PF = 11
 (I_LOSSY, I_FETCH_HOPS, I_EXTRA_HOPS, I_SERVERS, I_LEASE_MGR, I_INSTANT, I_FAST,
  I_PART_RANGE, I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS) = range(13)
 N_PI = 13
-
-# recorder rows (sim.metrics.USE_FIELDS and TXN_FIELDS)
-U_T, U_LATENCY, U_TENANT, U_SOURCE, U_LOCK, U_MODE, U_END, U_CLIENT = range(8)
-N_USE = 8
-X_T, X_LATENCY, X_TENANT, X_LOCKS, X_CLIENT = range(5)
-N_TXN = 5
 
 # events
 (E_BURST, E_GRANT, E_BEGIN, E_TIMER, E_COMMIT, E_SERVER, E_NOTIFY, E_PUSH, E_DEFER,
@@ -146,10 +141,3 @@ def grown_pool(rack: Rack, room: int) -> Rack:
     return rack._replace(ri=ri, rf=rf, free=free)
 
 
-def grown_rows(array: np.ndarray, used: int, room: int) -> np.ndarray:
-    """``array``, or a copy with at least ``room`` rows free after the first ``used``."""
-    if len(array) - used >= room:
-        return array
-    new = np.zeros((max(2 * len(array), used + room), *array.shape[1:]), dtype=array.dtype)
-    new[:used] = array[:used]
-    return new
