@@ -12,6 +12,7 @@ larger arrays, and fresh chunks for the recorder's rows.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,9 +24,9 @@ from netlock.errors import ConfigError
 from netlock.plan import Plan
 from sim.allocation import CoarseWorkload, Partition
 from sim.clients import client_machines
+from sim.fast import chunks, lockserver
 from sim.fast import clients as fclients
 from sim.fast import heap as fheap
-from sim.fast import lockserver
 from sim.fast.hashmap import build_map
 from sim.fast.loop import NEEDS_SERVICE, run
 from sim.fast.state import (
@@ -133,6 +134,13 @@ class FastModel:
     now_us: float = 0.0
     use_chunks: list[np.ndarray] = field(default_factory=list)
     txn_chunks: list[np.ndarray] = field(default_factory=list)
+    owned: list[np.ndarray] = field(default_factory=list)
+    """Every recorder chunk this model took (:mod:`sim.fast.chunks`), given back when it
+    is gone."""
+
+    def __post_init__(self) -> None:
+        self.owned += [self.rack.uses, self.rack.txns]
+        weakref.finalize(self, chunks.give_back, self.owned)
 
     # --- running -----------------------------------------------------------------------------
 
@@ -168,19 +176,21 @@ class FastModel:
         room is kept as it is (part of the results) and the engine goes on in a new one."""
         r = self.rack
         fresh = {}
-        for name, k, chunks in (("uses", K_USES, self.use_chunks),
-                                ("txns", K_TXNS, self.txn_chunks)):
+        for name, k, done in (("uses", K_USES, self.use_chunks),
+                              ("txns", K_TXNS, self.txn_chunks)):
             table = getattr(r, name)
             n = int(r.cnt[k])
             if len(table) - n < rows:
-                chunks.append(table[:n])
+                done.append(table[:n])
                 r.cnt[k] = 0
-                fresh[name] = np.empty(max(ROW_CHUNK, rows), dtype=table.dtype)
+                fresh[name] = chunks.take(max(ROW_CHUNK, rows), table.dtype)
+                self.owned.append(fresh[name])
         if fresh:
             self.rack = r._replace(**fresh)
 
-    def _rows(self, chunks: list[np.ndarray], current: np.ndarray, k: int) -> np.ndarray:
-        return np.concatenate([*chunks, current[:self.rack.cnt[k]]])
+    def _rows(self, done: list[np.ndarray], current: np.ndarray, k: int) -> np.ndarray:
+        """Every row of a recorder table, copied (results never point into a chunk)."""
+        return np.concatenate([*done, current[:self.rack.cnt[k]]])
 
     @property
     def granted(self) -> int:
@@ -353,8 +363,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
         tx_mode=np.zeros((n, txn_batch * longest), dtype=np.int64),
         tx_size=np.zeros((n, txn_batch), dtype=np.int64),
         hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
-        heap=fheap.new_heap(2 * room_requests), uses=np.empty(rows, dtype=USE_DTYPE),
-        txns=np.empty(rows, dtype=TXN_DTYPE), burst=np.zeros(longest + 2, dtype=np.int64),
+        heap=fheap.new_heap(2 * room_requests), uses=chunks.take(rows, USE_DTYPE),
+        txns=chunks.take(rows, TXN_DTYPE), burst=np.zeros(longest + 2, dtype=np.int64),
         pf=pf, pi=pi, cnt=cnt)
     model = FastModel(config=config, rack=rack, workload=workload,
                       client_rngs=[np.random.default_rng(s) for s in streams[3:]],
