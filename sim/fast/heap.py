@@ -85,7 +85,7 @@ def _before(k1: int, q1: int, k2: int, q2: int) -> bool:
 
 
 @fast_jit_inline
-def _least_child(hk: np.ndarray, hq: np.ndarray, first: np.uint64, n: np.uint64) -> np.uint64:
+def least_child(hk: np.ndarray, hq: np.ndarray, first: np.uint64, n: np.uint64) -> np.uint64:
     """The position of the earliest of the children ``first ..`` of a node (``n`` = size).
 
     Both pairs of a full node are compared, then their winners: three comparisons whose
@@ -158,7 +158,7 @@ def pop(h: Heap) -> int:
         child = ARITY * i + ONE
         if child >= n:
             break
-        best = _least_child(hk, hq, child, n)
+        best = least_child(hk, hq, child, n)
         if _before(k, q, hk[best], hq[best]):
             break
         hk[i] = hk[best]

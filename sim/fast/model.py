@@ -211,7 +211,7 @@ class FastModel:
         if n_locks > r.tx_lock.shape[1]:
             width = max(n_locks, 2 * r.tx_lock.shape[1])
             lock = np.zeros((r.tx_lock.shape[0], width), dtype=np.int64)
-            mode = np.zeros_like(lock)
+            mode = np.zeros((r.tx_lock.shape[0], width), dtype=np.int8)
             self.rack = r = r._replace(tx_lock=lock, tx_mode=mode)
         r.tx_lock[c, :n_locks] = batch.lock_ids
         r.tx_mode[c, :n_locks] = batch.modes
@@ -360,8 +360,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
         cur_lock=np.zeros((n, longest), dtype=np.int64),
         cur_mode=np.zeros((n, longest), dtype=np.int64),
         tx_lock=np.zeros((n, txn_batch * longest), dtype=np.int64),
-        tx_mode=np.zeros((n, txn_batch * longest), dtype=np.int64),
-        tx_size=np.zeros((n, txn_batch), dtype=np.int64),
+        tx_mode=np.zeros((n, txn_batch * longest), dtype=np.int8),
+        tx_size=np.zeros((n, txn_batch), dtype=np.int32),
         hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
         heap=fheap.new_heap(2 * room_requests), uses=chunks.take(rows, USE_DTYPE),
         txns=chunks.take(rows, TXN_DTYPE), burst=np.zeros(longest + 2, dtype=np.int64),

@@ -4,10 +4,10 @@ on results.
 The switch state of a large rack does not fit in the CPU caches and a request's kernels
 walk a chain of dependent loads (lock table -> lock and queue rows -> queue slot). The
 engine knows which lock a packet is for long before the switch handles it (when the client
-sends it) and asks for its rows then, and for its queue slot one event ahead. Each client
-reads its batch of transactions front to back, a cache line per eight transactions, but
-between two of its transactions every other client takes one, so the line a client needs
-next has long left the cache: it is asked for a few transactions ahead.
+sends it) and asks for its rows then, for its queue slot one event ahead and for the request
+row two events ahead (:mod:`sim.fast.loop`). Each client reads its batch of transactions
+front to back, but between two of its transactions every other client takes one, so the
+line a client needs next has long left the cache: it is asked for a few transactions ahead.
 """
 
 from __future__ import annotations
