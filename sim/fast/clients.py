@@ -116,7 +116,7 @@ def _deliver(r: Rack, c: int, first: int, at: float) -> None:
         at = r.cf[c, CF_UP_LAST]
     else:
         r.cf[c, CF_UP_LAST] = at
-    heap.push(r.heap, at, E_BURST, first, 0)
+    heap.push_inline(r.heap, at, E_BURST, first, 0)
 
 
 @fast_jit_inline

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sim.fast._jit import fast_jit, fast_jit_inline
+from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 
 Q_SIZE = 0
 Q_SEQ = 1
@@ -139,7 +139,7 @@ def push(h: Heap, t: float, kind: int, a: int, b: int) -> None:
     hs[i] = s
 
 
-@fast_jit
+@fast_jit_inline
 def pop(h: Heap) -> int:
     """Remove the earliest event; its slot, whose ``ev_*`` fields stay readable until the
     next :func:`push`."""
@@ -169,3 +169,7 @@ def pop(h: Heap) -> int:
     hq[i] = q
     hs[i] = s
     return first
+
+
+push_inline = inlined(push)
+""":func:`push`, inlined into its caller: for the per-request path."""
