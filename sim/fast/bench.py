@@ -5,11 +5,12 @@ The microbenchmark of the design notes (120 clients, 5000 exclusive locks, zero 
 plain simpy model of :mod:`sim.baseline` (a process per client, a ``simpy.Resource`` per
 lock), interleaved in the same process; each figure is the median over repeats of granted
 requests per wall-clock second of the run (models are built beforehand: plan making and
-JIT loading are one-time costs, reported separately). The fast engine must make at least
-3,000,000 requests/s and 40x the plain simpy model, and it must agree with the simpy
-engine: a short run of three configs on both engines with the same seed must give the
-same throughput, switch share and latency p50/p99 within 2 % and no safety violation, or
-the results are marked failed.
+JIT loading are one-time costs, reported separately; as in a sweep, a fast run reuses the
+recorder memory of earlier runs in the process, :mod:`sim.fast.chunks`). The fast engine
+must make at least 3,000,000 requests/s and 40x the plain simpy model, and it must agree
+with the simpy engine: a short run of three configs on both engines with the same seed must
+give the same throughput, switch share and latency p50/p99 within 2 % and no safety
+violation, or the results are marked failed.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ def run(quick: bool) -> list[BenchResult]:
                     baseline_value=base, target=TARGET_RPS, ok=fast_ok,
                     note=f"needs >= {TARGET_RPS:,.0f}/s and >= {TARGET_SPEEDUP:g}x; "
                          f"{fast_s * 1e3:g} ms simulated per run; model build "
-                         f"{statistics.median(setup):.2f} s not counted"
+                         f"{statistics.median(setup):.2f} s not counted; recorder memory of "
+                         f"earlier runs reused"
                          + (f"; ENGINES DISAGREE: {failed}" if failed else "")),
         BenchResult(suite=SUITE, name="fast engine vs simpy engine, micro-exclusive",
                     value=value, unit="requests/s", repeats=repeats,
