@@ -275,7 +275,11 @@ def new_switch(config: Config, plan: Plan) -> SwitchDataPlane:
 
 def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
              hold_us: float) -> FastModel:
-    """The rack of ``config`` with a given plan, ready to run from time 0."""
+    """The rack of ``config`` with a given plan, ready to run from time 0.
+
+    No randomness is drawn yet: the hop delays and every client's transactions are flagged
+    as used up, so the first :meth:`FastModel.advance` draws them (a run's cost includes
+    drawing its workload, as the plain simpy baseline's does)."""
     wl = config.workload
     n = wl.clients
     streams = np.random.SeedSequence(seed_key).spawn(3 + n)
@@ -369,10 +373,9 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     model = FastModel(config=config, rack=rack, workload=workload,
                       client_rngs=[np.random.default_rng(s) for s in streams[3:]],
                       net_rng=net_rng, txn_batch=txn_batch, plan=plan, hold_us=hold_us)
-    draw_hops(net_rng, pf[P_HALF_RTT], config.network.jitter_us, config.network.loss,
-              rack.hops)
-    for c in range(n):
-        model.refill_txns(c)
+    rack.cnt[K_HOP] = len(rack.hops)
+    rack.ci[:, CI_NEED] = 1
+    rack.cnt[K_NEED_TXN] = n
     phase = start_rng.uniform(0.0, config.network.rtt_us / 2.0, n)
     for c, offset in enumerate(phase.tolist()):
         start = tenant_of[tenants[c]].start_s * 1e6 + offset

@@ -75,6 +75,7 @@ def test_hop_delays_are_the_simpy_networks_draws_across_refills(loss):
     sequence :class:`sim.network.Network` draws from the same stream."""
     cfg = short(network__loss=loss)
     model = build(cfg)
+    model.refill_hops()
     rack = model.rack
     got = []
     for step in (1000, 40_000, 333_333, 900_001, 5):
