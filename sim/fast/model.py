@@ -94,8 +94,7 @@ DENSE_TABLE = 1 << 22
 """Lock ids below this (and below the workload's lock count) are looked up in an array."""
 ROW_CHUNK = 1 << 17
 """Recorder rows per chunk. The engine writes its rows straight into a chunk, which becomes
-part of the results when full; a chunk of either table is over 2 MB, so numpy maps it in
-huge pages."""
+part of the results when full (chunks are recycled between runs: :mod:`sim.fast.chunks`)."""
 
 
 def max_locks(workload: Workload) -> int:
