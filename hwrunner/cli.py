@@ -16,12 +16,11 @@ from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.servers import NoLockServers
 from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
 from hwrunner.targets import default_journal, open_target, save_target
-from netlock.cli.common import emit_json, guarded, stderr
+from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option, stderr
 from netlock.errors import ConfigError, PlanError, TargetError
 from netlock.plan_io import load_plan, save_plan
 
 TARGET_PANEL = "Target"
-OUTPUT_PANEL = "Output"
 
 TargetOpt = Annotated[str, typer.Option(
     "--target", help="emulator (in-process switch) or grpc://HOST:PORT (BFRuntime server of "
@@ -37,9 +36,7 @@ BfrtOpt = Annotated[Path | None, typer.Option(
     "(for the emulator: emulate that program)", rich_help_panel=TARGET_PANEL)]
 DeviceOpt = Annotated[int, typer.Option("--device", help="device id on the BFRuntime server",
                                         rich_help_panel=TARGET_PANEL)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object on stdout "
-                                       "(progress goes to stderr)",
-                                       rich_help_panel=OUTPUT_PANEL)]
+JsonOpt = json_option("progress goes to")
 
 
 def _report(result: PushResult, as_json: bool) -> None:

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from netlock.cli.common import emit_json, guarded, parse_sets, stderr
+from netlock.cli.common import (
+    CONFIG_PANEL,
+    OUTPUT_PANEL,
+    emit_json,
+    guarded,
+    json_option,
+    parse_sets,
+    set_option,
+    stderr,
+)
 from netlock.errors import ConfigError, PlanError
 
 if TYPE_CHECKING:
@@ -21,18 +30,11 @@ if TYPE_CHECKING:
     from planner.coarse import CoarseOption
     from planner.planning import PlanReport
 
-CONFIG_PANEL = "Config"
-OUTPUT_PANEL = "Output"
-
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", help="config file (YAML); flags given on the command line win",
     rich_help_panel=CONFIG_PANEL)]
-SetOpt = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="KEY=VALUE", help="override a config key by its dotted path, e.g. "
-    "switch.slots=5000 (repeatable)", rich_help_panel=CONFIG_PANEL)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object on stdout "
-                                       "(tables and warnings go to stderr)",
-                                       rich_help_panel=OUTPUT_PANEL)]
+SetOpt = set_option("switch.slots=5000")
+JsonOpt = json_option("tables and warnings go to")
 
 
 def _coarse(text: str | None) -> int | str | None:

@@ -12,15 +12,20 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from netlock.cli.common import emit_json, guarded, parse_sets
+from netlock.cli.common import (
+    CONFIG_PANEL,
+    OUTPUT_PANEL,
+    emit_json,
+    guarded,
+    json_option,
+    parse_sets,
+    set_option,
+)
 from netlock.config import load_config
 from netlock.errors import ConfigError
 from sim.plots import plot_sweep
 from sim.simulate import run_engine
 from sim.sweep import grid_points, parse_grid, run_sweep
-
-CONFIG_PANEL = "Config"
-OUTPUT_PANEL = "Output"
 
 
 class Engine(str, Enum):
@@ -28,12 +33,8 @@ class Engine(str, Enum):
     fast = "fast"
 
 
-SetOpt = Annotated[list[str] | None, typer.Option(
-    "--set", metavar="KEY=VALUE", help="override a config key by its dotted path, e.g. "
-    "workload.think_time_us=10 (repeatable)", rich_help_panel=CONFIG_PANEL)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object on stdout "
-                                       "(progress and logs go to stderr)",
-                                       rich_help_panel=OUTPUT_PANEL)]
+SetOpt = set_option("workload.think_time_us=10")
+JsonOpt = json_option("progress and logs go to")
 
 
 def _engine(config_engine: str, flag: Engine | None) -> str:

@@ -1,4 +1,5 @@
-"""Helpers shared by every command module: JSON output, errors, ``--set`` parsing."""
+"""Helpers shared by every command module: JSON output, errors, the ``--set`` and ``--json``
+options and their parsing."""
 
 from __future__ import annotations
 
@@ -6,13 +7,31 @@ import json
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from netlock.errors import ConfigError, NetlockError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+CONFIG_PANEL = "Config"
+OUTPUT_PANEL = "Output"
+
+
+def set_option(example: str) -> Any:
+    """The ``--set KEY=VALUE`` option type (see :func:`parse_sets`), with an example key."""
+    return Annotated[list[str] | None, typer.Option(
+        "--set", metavar="KEY=VALUE", help=f"override a config key by its dotted path, e.g. "
+        f"{example} (repeatable)", rich_help_panel=CONFIG_PANEL)]
+
+
+def json_option(on_stderr: str) -> Any:
+    """The ``--json`` option type (see :func:`emit_json`); ``on_stderr`` says what the
+    command prints to stderr instead."""
+    return Annotated[bool, typer.Option(
+        "--json", help=f"print one JSON object on stdout ({on_stderr} stderr)",
+        rich_help_panel=OUTPUT_PANEL)]
 
 
 def guarded(func: F) -> F:
