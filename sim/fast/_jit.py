@@ -44,11 +44,11 @@ def fast_jit_inline(func: F) -> F:
 
 
 def inlined(func: F) -> F:
-    """A compiled function (a data-plane kernel, the heap's push) compiled again with
-    :func:`fast_jit_inline`, for call sites on the per-request path: the source, and so the
-    rule, stays in one place; only where the machine code goes differs. A call passes every
-    array argument as machine words (~60 for a kernel): inlining the kernels gave +15 %
-    requests/s on the microbenchmark, the heap's pop and push a few % more."""
+    """A compiled function (a data-plane kernel, the heap's push, a client or switch step)
+    compiled again with :func:`fast_jit_inline`, for call sites on the per-request path: the
+    source, and so the rule, stays in one place; only where the machine code goes differs. A
+    call passes every array argument as machine words (~60 for a kernel): inlining the kernels
+    gave +15 % requests/s on the microbenchmark, the heap's pop and push a few % more."""
     return fast_jit_inline(getattr(func, "py_func", func))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from sim.fast import heap
-from sim.fast._jit import fast_jit, fast_jit_inline
+from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.prefetch import warm_switch_rows, warm_txns
 from sim.fast.records import free_request, hop, new_request, reliable_path
 from sim.fast.state import (
@@ -119,8 +119,8 @@ def _deliver(r: Rack, c: int, first: int, at: float) -> None:
     heap.push_inline(r.heap, at, E_BURST, first, 0)
 
 
-@fast_jit_inline
-def send_burst_inline(r: Rack, c: int, count: int, now: float) -> None:
+@fast_jit
+def send_burst(r: Rack, c: int, count: int, now: float) -> None:
     """Send ``r.burst[:count]`` back to back from client ``c`` at client time ``now``."""
     gap = r.cf[c, CF_GAP]
     t = r.cf[c, CF_FREE_AT]
@@ -160,10 +160,8 @@ def send_burst_inline(r: Rack, c: int, count: int, now: float) -> None:
         _deliver(r, c, first, last + delay)
 
 
-@fast_jit
-def send_burst(r: Rack, c: int, count: int, now: float) -> None:
-    """:func:`send_burst_inline` as an ordinary call."""
-    send_burst_inline(r, c, count, now)
+send_burst_inline = inlined(send_burst)
+"""The same, inlined into its caller (for the per-request path)."""
 
 
 # --- transactions --------------------------------------------------------------------------
@@ -211,8 +209,8 @@ def draw_txn(r: Rack, c: int) -> None:
         r.cnt[K_NEED_TXN] += 1
 
 
-@fast_jit_inline
-def next_txn_inline(r: Rack, c: int, now: float) -> int:
+@fast_jit
+def next_txn(r: Rack, c: int, now: float) -> int:
     """Draw the next transaction and make its first attempt's first acquire."""
     draw_txn(r, c)
     r.cf[c, CF_TXN_START] = now
@@ -222,10 +220,8 @@ def next_txn_inline(r: Rack, c: int, now: float) -> int:
     return new_attempt(r, c, now)
 
 
-@fast_jit
-def next_txn(r: Rack, c: int, now: float) -> int:
-    """:func:`next_txn_inline` as an ordinary call."""
-    return next_txn_inline(r, c, now)
+next_txn_inline = inlined(next_txn)
+"""The same, inlined into its caller (for the per-request path)."""
 
 
 @fast_jit
@@ -348,8 +344,8 @@ def on_grant(r: Rack, h: int, now: float) -> None:
         granted(r, h, now)
 
 
-@fast_jit_inline
-def receive_inline(r: Rack, h: int, t: float, granted_at: float) -> None:
+@fast_jit
+def receive(r: Rack, h: int, t: float, granted_at: float) -> None:
     """A grant made at ``granted_at`` reaches its client at ``t`` over its FIFO down link
     (:meth:`sim.clients.Client.receive`, including its inline one-lock commit)."""
     c = r.ri[h, RI_CLIENT]
@@ -378,10 +374,8 @@ def receive_inline(r: Rack, h: int, t: float, granted_at: float) -> None:
     send_burst_inline(r, c, 2, t)
 
 
-@fast_jit
-def receive(r: Rack, h: int, t: float, granted_at: float) -> None:
-    """:func:`receive_inline` as an ordinary call (for the less frequent callers)."""
-    receive_inline(r, h, t, granted_at)
+receive_inline = inlined(receive)
+"""The same, inlined into its caller (for the per-request path)."""
 
 
 # --- deferred requests (over quota) ----------------------------------------------------------

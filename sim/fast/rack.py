@@ -102,8 +102,8 @@ def lock_index(r: Rack, lock: int) -> int:
     return hashmap.lookup(r.table_keys, r.table_values, lock)
 
 
-@fast_jit_inline
-def switch_grant_inline(r: Rack, h: int, delay: float, now: float) -> None:
+@fast_jit
+def switch_grant(r: Rack, h: int, delay: float, now: float) -> None:
     """Send a grant to its client."""
     r.ri[h, RI_SOURCE] = SWITCH
     d = hop(r)
@@ -120,8 +120,8 @@ def switch_grant_inline(r: Rack, h: int, delay: float, now: float) -> None:
     receive_inline(r, h, now + delay + d, now)
 
 
-@fast_jit_inline
-def switch_acquire_inline(r: Rack, h: int, push_back: int, now: float) -> None:
+@fast_jit
+def switch_acquire(r: Rack, h: int, push_back: int, now: float) -> None:
     """An acquire (or a server's push-back of one) enters the pipeline now."""
     lock = r.ri[h, RI_LOCK]
     c = r.ri[h, RI_CLIENT]
@@ -140,16 +140,12 @@ def switch_acquire_inline(r: Rack, h: int, push_back: int, now: float) -> None:
         free_request(r, h)
 
 
-@fast_jit
-def switch_grant(r: Rack, h: int, delay: float, now: float) -> None:
-    """:func:`switch_grant_inline` as an ordinary call."""
-    switch_grant_inline(r, h, delay, now)
+switch_grant_inline = inlined(switch_grant)
+"""The same, inlined into its caller (for the per-request path)."""
 
 
-@fast_jit
-def switch_acquire(r: Rack, h: int, push_back: int, now: float) -> None:
-    """:func:`switch_acquire_inline` as an ordinary call."""
-    switch_acquire_inline(r, h, push_back, now)
+switch_acquire_inline = inlined(switch_acquire)
+"""The same, inlined into its caller (for the per-request path)."""
 
 
 @fast_jit_inline

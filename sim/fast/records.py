@@ -82,11 +82,17 @@ def take(r: Rack, rid: int, where: int) -> int:
 
 
 @fast_jit_inline
-def hop(r: Rack) -> float:
-    """Delay of one hop in us, negative when the packet is lost (counted)."""
+def _next_draw(r: Rack) -> float:
+    """The next pre-drawn hop delay (us; negative = lost)."""
     k = r.cnt[K_HOP]
     r.cnt[K_HOP] = k + 1
-    d = r.hops[k]
+    return r.hops[k]
+
+
+@fast_jit_inline
+def hop(r: Rack) -> float:
+    """Delay of one hop in us, negative when the packet is lost (counted)."""
+    d = _next_draw(r)
     if d < 0:
         r.cnt[K_LOST] += 1
     return d
@@ -94,9 +100,7 @@ def hop(r: Rack) -> float:
 
 @fast_jit
 def reliable_hop(r: Rack) -> float:
-    k = r.cnt[K_HOP]
-    r.cnt[K_HOP] = k + 1
-    d = r.hops[k]
+    d = _next_draw(r)
     return d if d >= 0 else r.pf[P_HALF_RTT]
 
 
