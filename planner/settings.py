@@ -65,7 +65,7 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
         base = PlanOptions(slots=geometry.total_slots, server_rate_rps=PAPER_SERVER_RATE_RPS)
     else:
         base = PlanOptions(
-            slots=config.switch.slots, server_rate_rps=config.servers.rate_rps,
+            slots=config.switch.slots, server_rate_rps=config.servers.capacity_rps,
             policy=config.policy.allocation, contention=config.policy.contention,
             seed=config.sim.seed,
             hold_time_us=config.network.rtt_us + config.workload.think_time_us,

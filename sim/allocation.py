@@ -190,7 +190,7 @@ def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
     stats = replace(stats, contention=contention(warmup, stats, geometry.priorities))
     options = PlanOptions(
         slots=config.switch.slots if slots is None else slots,
-        server_rate_rps=config.servers.rate_rps, policy=config.policy.allocation,
+        server_rate_rps=config.servers.capacity_rps, policy=config.policy.allocation,
         contention=config.policy.contention, seed=config.sim.seed,
         coarse_group=config.policy.coarse_group)
     plan, given = plan_from_stats(stats, geometry, options, hold_us)

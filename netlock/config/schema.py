@@ -70,11 +70,26 @@ class Servers:
     """The lock servers that hold locks not in the switch and buffer overflow."""
 
     count: int = key(2, "lock servers", min=0)
-    cores: int = key(8, "CPU cores per lock server (RSS spreads requests over them)", min=1)
+    cores: int = key(8, "CPU cores per lock server (RSS spreads requests over them; "
+                     "capacity scales with them)", min=1)
     rate_rps: float = key(18.0e6, "lock requests (an acquire with its release) one server "
-                          "completes per second, all cores together, rps", above=0.0)
+                          "completes per second with rate_cores cores busy, rps", above=0.0)
+    rate_cores: int = key(8, "cores the server had when rate_rps was measured; one core "
+                          "completes rate_rps / rate_cores", min=1)
     partition: str = key("hash", "how locks not in the switch are split over servers",
                          choices=("hash", "range"))
+
+    @property
+    def packet_us(self) -> float:
+        """CPU time one core spends on one packet (us): a lock request is an acquire and
+        its release, and each costs the same work (the DPDK server parses, looks the lock
+        up and answers either)."""
+        return self.rate_cores * 1e6 / (2.0 * self.rate_rps)
+
+    @property
+    def capacity_rps(self) -> float:
+        """Lock requests one server completes per second with all ``cores`` busy (rps)."""
+        return self.rate_rps * self.cores / self.rate_cores
 
 
 @dataclass(frozen=True)
@@ -199,7 +214,11 @@ class Failures:
                                       "(null = never)", min=0.0)
     switch_restart_s: float | None = key(None, "simulated time the switch comes back with "
                                          "empty state, s (null = never)", min=0.0)
-    backup_switch: bool = key(False, "a backup switch takes over the failed switch's locks")
+    switch_mode: str = key("stop", "what a switch failure does: stop (the paper's Figure "
+                           "15: the switch processes no packet until it restarts with empty "
+                           "registers), servers (the lock servers serve its locks meanwhile) "
+                           "or backup (a backup switch takes its locks over)",
+                           choices=("stop", "servers", "backup"))
     server_failures: tuple[ServerFailure, ...] = field(
         default=(), metadata={"help": "lock server failures, list of {server, at_s}"})
 

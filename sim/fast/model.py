@@ -316,7 +316,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     pf[P_GAP_PER_LOCK] = 1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0
     pf[P_SWEEP] = config.lease.sweep_us
     pf[P_QUOTA_WINDOW] = config.switch.quota_window_us
-    pf[P_SERVICE_US] = servers.cores * 1e6 / (2.0 * servers.rate_rps)
+    pf[P_SERVICE_US] = servers.packet_us
     pf[P_BURST] = BURST_US
     pi = np.zeros(N_PI, dtype=np.int64)
     instant = wl.think_time_us <= 0 and fetch_hops == 0

@@ -190,7 +190,7 @@ def _dispatch(r: Rack, n: int, h: int, delay: float, now: float) -> bool:
                 switch_grant(r, g, delay, now)
         elif kind in (TO_SERVER, OVERFLOW):
             kept = True
-            _to_server(r, h, kind == OVERFLOW, delay, now)
+            _to_server(r, h, kind == OVERFLOW, out[row, O_PRIORITY], delay, now)
         elif kind == NOTIFY_SERVER:
             _notify_server(r, out[row, O_LOCK], out[row, O_PRIORITY], out[row, O_COUNT],
                            delay, now)
@@ -239,8 +239,11 @@ def _link(r: Rack, s: int, col: int, t: float) -> float:
 
 
 @fast_jit
-def _to_server(r: Rack, h: int, overflow: bool, delay: float, now: float) -> None:
-    """Forward a packet to the lock server owning its lock (to serve, or to buffer)."""
+def _to_server(r: Rack, h: int, overflow: bool, priority: int, delay: float,
+               now: float) -> None:
+    """Forward a packet to the lock server owning its lock (to serve, or to buffer), under
+    class ``priority`` (for overflow, the class whose switch queue it overflowed; as
+    :meth:`sim.managers.netlock.manager.NetLockManager.to_server`)."""
     if r.pi[I_SERVERS] == 0:
         free_request(r, h)
         return
@@ -253,7 +256,7 @@ def _to_server(r: Rack, h: int, overflow: bool, delay: float, now: float) -> Non
         free_request(r, h)
         return
     heap.push(r.heap, _link(r, s, SF_UP_LAST, now + delay + d), E_SERVER, h,
-              op + 2 * int(overflow))
+              op + 2 * int(overflow) + 4 * priority)
 
 
 @fast_jit
@@ -331,15 +334,16 @@ def _server_actions(r: Rack, s: int, n: int, delay: float, now: float) -> None:
 
 @fast_jit
 def server_request(r: Rack, h: int, flags: int, now: float) -> None:
-    """A request forwarded by the switch (served, overflow or release) reaches its server."""
+    """A request forwarded by the switch (served, overflow or release) reaches its server;
+    ``flags`` = op + 2 * overflow + 4 * class."""
     lock = r.ri[h, RI_LOCK]
     c = r.ri[h, RI_CLIENT]
     op = flags & 1
     s = owner(r, lock)
     delay = _serve(r, s, lock, now)
     n = lockserver.process(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c,
-                           r.ci[c, CI_TENANT], r.ci[c, CI_PRIORITY], 0,
-                           lockserver.FLAG_OVERFLOW * (flags >> 1))
+                           r.ci[c, CI_TENANT], flags >> 2, 0,
+                           lockserver.FLAG_OVERFLOW * ((flags >> 1) & 1))
     _server_actions(r, s, n, delay, now)
     if op == RELEASE:
         free_request(r, h)

@@ -209,7 +209,8 @@ def test_valid_values_are_accepted_and_round_trip(override):
     assert config_from_dict(yaml.safe_load(yaml.safe_dump(cfg.to_dict()))) == cfg
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+          max_examples=40)
 @given(override=valid_override())
 def test_valid_values_through_set_text(write, override):
     path, value = override

@@ -18,8 +18,31 @@ def failing(**overrides):
                   sim__timeseries_bin_s=0.0005, **overrides)
 
 
-def test_throughput_returns_to_its_pre_failure_level_within_a_lease_of_the_restart():
+def test_a_stopped_switch_passes_nothing_and_comes_back_to_its_pre_failure_level():
+    """The paper's Figure 15: zero throughput during the outage, lock-server traffic
+    included, and the pre-failure level again right after the restart."""
     result = simulate(failing(failures__switch_restart_s=RESTART_S))
+    series = result.timeseries
+    before = window_mean(series, 0.001, FAIL_S)
+    during = window_mean(series, FAIL_S + 0.0001, RESTART_S)
+    after = window_mean(series, RESTART_S + 0.0005, END_S)
+    assert during == 0
+    assert after == pytest.approx(before, rel=0.05)
+    assert result.summary["violations"] == 0
+
+
+def test_a_stopped_switch_that_restarts_within_a_lease_waits_for_the_lease():
+    restart_s = FAIL_S + 0.5 * LEASE_US * 1e-6
+    result = simulate(failing(failures__switch_restart_s=restart_s))
+    series = result.timeseries
+    assert window_mean(series, FAIL_S + 0.0001, FAIL_S + LEASE_US * 1e-6) == 0
+    assert window_mean(series, FAIL_S + 2 * LEASE_US * 1e-6, END_S) > 0
+    assert result.summary["violations"] == 0
+
+
+def test_lock_servers_carry_the_switch_locks_and_hand_them_back_after_the_restart():
+    result = simulate(failing(failures__switch_mode="servers",
+                              failures__switch_restart_s=RESTART_S))
     series = result.timeseries
     before = window_mean(series, 0.001, FAIL_S)
     after = window_mean(series, RESTART_S + LEASE_US * 1e-6, END_S)
@@ -30,7 +53,7 @@ def test_throughput_returns_to_its_pre_failure_level_within_a_lease_of_the_resta
 
 
 def test_without_restart_the_lock_servers_carry_the_switch_locks():
-    result = simulate(failing())
+    result = simulate(failing(failures__switch_mode="servers"))
     series = result.timeseries
     late = window_mean(series, FAIL_S + 2 * LEASE_US * 1e-6, END_S)
     assert late > 0
@@ -40,7 +63,7 @@ def test_without_restart_the_lock_servers_carry_the_switch_locks():
 
 
 def test_a_backup_switch_takes_over_after_one_lease():
-    result = simulate(failing(failures__backup_switch=True))
+    result = simulate(failing(failures__switch_mode="backup"))
     series = result.timeseries
     before = window_mean(series, 0.001, FAIL_S)
     after = window_mean(series, FAIL_S + 2 * LEASE_US * 1e-6, END_S)
@@ -49,7 +72,7 @@ def test_a_backup_switch_takes_over_after_one_lease():
 
 
 def test_the_restarted_switch_takes_its_locks_back_from_the_backup():
-    model = build(failing(failures__backup_switch=True, failures__switch_restart_s=RESTART_S))
+    model = build(failing(failures__switch_mode="backup", failures__switch_restart_s=RESTART_S))
     model.run()
     result = summarise(model, 0.0)
     manager, original = model.manager, model.manager.switch
@@ -118,7 +141,7 @@ def test_after_a_switch_failure_the_servers_keep_granting_their_own_locks_during
                  workload__clients=clients, clients__machines=4, switch__slots=clients // 2,
                  servers__count=2, lease__us=lease_us, lease__sweep_us=100,
                  sim__duration_s=0.004, sim__warmup_s=0.0005,
-                 failures__switch_fail_s=fail_us * 1e-6)
+                 failures__switch_fail_s=fail_us * 1e-6, failures__switch_mode="servers")
     model = build(cfg)
     model.run()
     result = summarise(model, 0.0)

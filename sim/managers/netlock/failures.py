@@ -1,9 +1,17 @@
 """Failure handling of a NetLock rack (paper section 4.5, design notes "Failures").
 
 Switch failure at ``switch_fail_s``: the switch loses all its state (lock table, queues,
-holders) and every request queued in it is lost; clients recover by retrying.
+holders) and every request queued in it is lost; clients recover by retrying. What happens
+next is ``failures.switch_mode``:
 
-- With ``backup_switch``: a backup switch with the same plan takes over. It installs the
+- ``stop`` (the paper's Figure 15, section 6.5): the switch "stops processing any packets".
+  Every packet through it is dropped, lock-server traffic included (it crosses the ToR), so
+  throughput is zero until ``switch_restart_s``. It restarts with empty registers and the
+  plan's lock table; requests the servers buffered as overflow before the failure become
+  each lock's backlog (the switch "synchronizes its states with the lock servers"), pushed
+  back first. A switch that restarts within a lease of failing keeps dropping until that
+  lease is over: leases it granted before the failure may still be in use.
+- ``backup``: a backup switch with the same plan takes over. It installs the
   locks paused, so for one lease their requests are buffered at the lock servers (leases
   granted by the failed switch may still be in use), then resumes them: the servers push
   the buffered requests back in order. When the original switch restarts (and not before
@@ -17,12 +25,12 @@ holders) and every request queued in it is lost; clients recover by retrying.
   the backup is no longer used. (The paper queues new requests in the original while the
   backup drains; queueing them at the server instead keeps one FIFO order without two
   switches queueing the same lock.)
-- Without: the failed switch forwards every request to the lock servers (its lock table is
+- ``servers``: the failed switch forwards every request to the lock servers (its lock table is
   empty), which serve all locks; they grant none of the switch's locks for one lease (the
   old switch's leases run out first; their overflow buffered at the servers goes first)
   and keep granting their own locks meanwhile.
 
-Restart at ``switch_restart_s`` (without a backup): the switch comes back empty and takes
+Restart at ``switch_restart_s`` (``servers``): the switch comes back empty and takes
 its locks back from the servers one by one, as a lock move: the server stops granting the
 lock, waits until its holders are gone (released, or expired by their lease), keeps its
 waiting requests as overflow and the switch installs the lock with that backlog, which the
@@ -49,29 +57,60 @@ from sim.managers.netlock.switch import SwitchNode
 def schedule_failures(m: NetLockManager, failures: Failures) -> None:
     """Arm the failures of the config on the manager's clock."""
     if failures.switch_fail_s is not None:
-        m.engine.call_later(failures.switch_fail_s * 1e6, fail_switch, m,
-                            failures.backup_switch)
-        if failures.switch_restart_s is not None and failures.backup_switch:
-            resumed_us = failures.switch_fail_s * 1e6 + m.lease_us + 1
-            m.engine.call_later(max(failures.switch_restart_s * 1e6, resumed_us),
-                                hand_back, m)
-        elif failures.switch_restart_s is not None:
-            m.engine.call_later(failures.switch_restart_s * 1e6, restart_switch, m)
+        mode = failures.switch_mode
+        fail_us = failures.switch_fail_s * 1e6
+        m.engine.call_later(fail_us, STOPS[mode], m)
+        if failures.switch_restart_s is not None:
+            restart_us = failures.switch_restart_s * 1e6
+            if mode != "servers":
+                restart_us = max(restart_us, fail_us + m.lease_us + 1)
+            m.engine.call_later(restart_us, RESTARTS[mode], m)
     for failure in failures.server_failures:
         m.engine.call_later(failure.at_s * 1e6, fail_server, m, failure.server)
 
 
-def fail_switch(m: NetLockManager, backup: bool) -> None:
+def _lose_switch_state(m: NetLockManager) -> None:
     node = m.switch
     node.dp.fail()
     node.waiting.clear()
     node.refresh_table()
-    if backup:
-        spare = m.new_switch()
-        m.install_plan(spare, paused=True)
-        m.use_switch(spare)
-        m.engine.call_later(m.lease_us, resume_all, m, spare)
-        return
+
+
+def stop_switch(m: NetLockManager) -> None:
+    """``stop``: the switch loses its state and drops every packet from now on."""
+    _lose_switch_state(m)
+    m.stopped = True
+    m.packet_handlers[0] = m.drop_packets
+
+
+def reactivate_switch(m: NetLockManager) -> None:
+    """``stop``: the switch processes packets again, with empty registers and the plan's
+    lock table; what the servers buffered for its locks is each queue's backlog."""
+    node = m.switch
+    actions = []
+    for lock, parts in plan_regions(m).items():
+        state = m.owner(lock).state
+        for prio, left, right in parts:
+            held = len(state.buffers.get((lock, prio), ()))
+            actions += node.dp.install(lock, prio, left, right, server_held=held)
+    node.refresh_table()
+    m.stopped = False
+    m.packet_handlers[0] = node.on_packets
+    notify(m, actions)
+
+
+def fail_to_backup(m: NetLockManager) -> None:
+    """``backup``: a backup switch with the same plan takes over after one lease."""
+    _lose_switch_state(m)
+    spare = m.new_switch()
+    m.install_plan(spare, paused=True)
+    m.use_switch(spare)
+    m.engine.call_later(m.lease_us, resume_all, m, spare)
+
+
+def fail_to_servers(m: NetLockManager) -> None:
+    """``servers``: the lock servers serve the switch's locks after one lease."""
+    _lose_switch_state(m)
     locks = frozenset(plan_regions(m))
     for server in m.servers:
         if server.alive:
@@ -195,3 +234,9 @@ def fail_server(m: NetLockManager, index: int) -> None:
         i = node.dp.lock_index(lock)
         node.regions[:, i, R_SERVER_HELD] = 0
         node.regions[:, i, R_NOTIFIED] = 0
+
+
+STOPS = {"stop": stop_switch, "backup": fail_to_backup, "servers": fail_to_servers}
+"""What a switch failure does, per ``failures.switch_mode``."""
+RESTARTS = {"stop": reactivate_switch, "backup": hand_back, "servers": restart_switch}
+"""What the switch's restart does, per ``failures.switch_mode``."""

@@ -63,7 +63,7 @@ class NetLockManager:
         self.lease_us = round(config.lease.us)
         self.switch = self.new_switch()
         self.install_plan(self.switch)
-        self.servers = [ServerNode(self, s, config.servers.cores, config.servers.rate_rps)
+        self.servers = [ServerNode(self, s, config.servers.cores, config.servers.packet_us)
                         for s in range(config.servers.count)]
         self.owner_of = list(range(config.servers.count))
         self.pending: dict[int, Req] = {}
@@ -75,6 +75,8 @@ class NetLockManager:
         self.staying: set[int] = set()
         """Locks the backup still serves during that hand-back."""
         self.packet_handlers = [self.switch.on_packets]
+        self.stopped = False
+        """The switch is down and drops every packet (``failures.switch_mode`` stop)."""
 
     # --- construction --------------------------------------------------------------------------
 
@@ -105,6 +107,14 @@ class NetLockManager:
             return backup
         return self.active
 
+    def drop_packets(self, req: Req) -> None:
+        """Packets reaching a stopped switch: all lost."""
+        while req is not None:
+            self.network.lost += 1
+            nxt = req.follow
+            req.follow = None
+            req = nxt
+
     def route(self, req: Req) -> None:
         """Packets that arrived together, each to the switch serving its lock (while two
         switches share the locks)."""
@@ -120,14 +130,18 @@ class NetLockManager:
 
     # --- packets out of the switch -----------------------------------------------------------
 
-    def to_server(self, req: Req, overflow: bool, delay: float) -> None:
-        """Forward a packet to the lock server owning its lock (to serve, or to buffer)."""
+    def to_server(self, req: Req, overflow: bool, delay: float, priority: int) -> None:
+        """Forward a packet to the lock server owning its lock (to serve, or to buffer).
+
+        ``priority`` is the class the request travels under: its own for requests the
+        server serves, and for overflow the class whose switch queue it overflowed (the
+        switch's NOTIFY_SERVER names that class when it asks for push-backs)."""
         if not self.servers:
             return
         server = self.owner(req.lock)
         now = self.env._now
         lreq = LockRequest(OPS[req.op], MODES[req.mode], req.lock, req.rid, req.client.cid,
-                           req.tenant, req.priority, int(now), overflow=overflow)
+                           req.tenant, priority, int(now), overflow=overflow)
         if req.op == ACQUIRE:
             self.pending[req.rid] = req
         hop = self.network.reliable_hop() if overflow else self.network.hop()
@@ -159,7 +173,7 @@ class NetLockManager:
             kind = action.kind
             if kind == ActionKind.GRANT:
                 req = self.pending.pop(action.request.txn_id, None)
-                if req is None:
+                if req is None or self.stopped:
                     continue
                 req.source = SERVER
                 self.server_grants += 1
@@ -177,7 +191,7 @@ class NetLockManager:
         """A request a server sends back reaches the switch: a push-back from its overflow
         buffer, or (not marked) a request it held aside while a lock moved in."""
         req = self.pending.pop(lreq.txn_id, None)
-        if req is not None:
+        if req is not None and not self.stopped:
             self.node_for(req.lock).acquire(req, int(lreq.push_back))
 
     def server_control(self, server: ServerNode, actions: list[Action]) -> None:

@@ -3,9 +3,9 @@
 A server has ``cores`` cores; RSS sends every packet of a lock to the same core (a
 multiplicative hash of the lock id, independent of how locks are split over servers), so
 one lock's packets are handled in arrival order. Each packet
-(acquire, release, overflow to buffer, switch notification) costs one core
-``cores / (2 * rate_rps)`` seconds: a lock request is an acquire and its release, and one
-server completes ``rate_rps`` of them per second with all cores busy. A core is a
+(acquire, release, overflow to buffer, switch notification) costs its core
+``servers.packet_us`` (:class:`netlock.config.schema.Servers`): a core completes
+``rate_rps / rate_cores`` lock requests per second, so capacity grows with ``cores``. A core is a
 busy-until time, not a simpy resource: the lock server's state changes when the packet
 arrives (per-lock order is what matters) and its answers leave when the core is done.
 
@@ -35,12 +35,12 @@ class ServerNode:
     """One lock server: its NetLock state and its cores' busy-until times (us)."""
 
     def __init__(self, manager: NetLockManager, index: int, cores: int,
-                 rate_rps: float) -> None:
+                 packet_us: float) -> None:
         self.m = manager
         self.env = manager.engine.env
         self.index = index
         self.cores = cores
-        self.service_us = cores * 1e6 / (2.0 * rate_rps)
+        self.service_us = packet_us
         self.core_free = [0.0] * cores
         self.state = LockServer()
         self.alive = True

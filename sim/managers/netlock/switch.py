@@ -244,10 +244,8 @@ class SwitchNode:
                                                                           None)
                 if granted is not None:
                     self.grant(granted, delay)
-            elif kind == TO_SERVER:
-                m.to_server(req, False, delay)
-            elif kind == OVERFLOW:
-                m.to_server(req, True, delay)
+            elif kind in (TO_SERVER, OVERFLOW):
+                m.to_server(req, kind == OVERFLOW, delay, out[base + O_PRIORITY])
             elif kind == NOTIFY_SERVER:
                 m.notify_server(out[base + O_LOCK], out[base + O_PRIORITY],
                                 out[base + O_COUNT], delay)
