@@ -178,6 +178,9 @@ class Workload:
     ol_cnt_min: int = key(5, "fewest order lines (items) per NewOrder", min=1, max=15)
     ol_cnt_max: int = key(15, "most order lines (items) per NewOrder (TPC-C: 5..15)",
                           min=1, max=15)
+    insert_locks: str = key("district", "what a TPC-C insert locks: the district's insert "
+                            "point (as a 2PL engine's key-range lock), the fresh row, or the "
+                            "whole table", choices=("row", "district", "table"))
     trace: str | None = field(default=None, metadata={
         "help": "trace file (CSV or Parquet) when kind is trace; relative paths are "
                 "resolved against the config file", "path": True})

@@ -30,7 +30,8 @@ def workload_from_config(config: Any, machines: int | None = None) -> Workload:
         if kind == "tpcc":
             return TpccNewOrder(warehouses_per_node=workload.warehouses,
                                 nodes=machines or workload.clients,
-                                ol_cnt_min=workload.ol_cnt_min, ol_cnt_max=workload.ol_cnt_max)
+                                ol_cnt_min=workload.ol_cnt_min, ol_cnt_max=workload.ol_cnt_max,
+                                insert_locks=workload.insert_locks)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     raise ConfigError(f"workload.kind: {kind!r} has no generator (micro and tpcc do; a trace "

@@ -1,29 +1,60 @@
-"""TPC-C NewOrder lock sets, as the NetLock authors lock them (design notes, "Testbed").
+"""TPC-C NewOrder lock sets: the NetLock authors' lock structure, with inserts locked as a
+two-phase-locking (2PL) engine locks them.
 
-Per NewOrder transaction, with ``ol_cnt`` uniform in ``ol_cnt_min..ol_cnt_max`` (5..15):
+What the authors' generator requests per NewOrder (netx-repo/NetLock,
+``dpdk_code/client_code/tpcc.py``; its traces are loaded by ``include/new_order.h``), with
+``ol_cnt`` uniform in ``ol_cnt_min..ol_cnt_max`` (TPC-C: 5..15):
 
-- warehouse row: 1 S (``w_tax``);
-- district row: 1 S (``d_tax``) + 1 X (``d_next_o_id``);
-- customer fields: 3 S (``c_discount``, ``c_last``, ``c_credit``);
-- order and new-order inserts: 2 X, on fresh rows;
-- per item: item fields 3 S, stock fields 2 S + 3 X, order-line fields 3 X.
+- warehouse: 1 S (``w_tax``), one lock id per warehouse;
+- district: 1 S (``d_tax``) + 1 X (``d_next_o_id``);
+- customer: 3 S (``c_discount``, ``c_last``, ``c_credit``);
+- order and new-order inserts: 2 X;
+- per item: item 3 S (``i_price``, ``i_name``, ``i_data``; the item table is global),
+  stock 2 S + 3 X (a row per (warehouse, item)), order-line insert 3 X.
 
-So a transaction holds ``8 + 11 * ol_cnt`` locks, ``5 + 5 * ol_cnt`` of them shared.
-Item ids follow TPC-C's NURand(8191, 1, 100000) and are distinct within a transaction;
-customers NURand(1023, 1, 3000); each item is supplied by a remote warehouse with
-probability ``remote_fraction`` (1 % in TPC-C).
+Their "field" locks are per (row, field): ``get_lock_id('customer_t', w, d, c, i)`` for
+field ``i``, so one row gives several ids that a transaction always takes together; this
+module keeps that (:data:`FIELDS`). Their inserts name only the table:
+``get_lock_id('order_t')`` for both the order and the new-order insert and
+``get_lock_id('order_line_t', j)`` for order-line field ``j`` in every line, i.e.
+table-level exclusive locks (lock type 9 in their traces), and their trace loader drops a
+lock its transaction already requested, so each is taken once. Here the order and new-order
+inserts lock their own tables. Item ids follow NURand(8191, 1, 100000) and are distinct
+within a transaction; customers NURand(1023, 1, 3000); each item is supplied by a remote
+warehouse with probability ``remote_fraction`` (TPC-C: 1 %).
 
-Clients and warehouses: client ``c`` runs on node ``c % nodes``; node ``m`` owns warehouses
-``m * warehouses_per_node ..`` and every transaction picks its home warehouse uniformly
-among its node's (1 warehouse per node = high contention, 10 = low contention).
+Insert locks (``insert_locks``, config ``workload.insert_locks``), one of :data:`INSERT_LOCKS`:
 
-Fresh rows: order ids come from a per-district counter (TPC-C's ``d_next_o_id``) that
-wraps after ``order_ring`` orders, so the id space stays finite while any row in use is
-fresh. The counters are the generator's only state; a fixed seed and the same sequence
-of calls give the same transactions.
+- ``district`` (default): X on the district's insert point in ORDER and NEW_ORDER (1 each)
+  and ORDER_LINE (its 3 fields), the same 5 locks for every NewOrder of that district.
+  Why: TPC-C requires level-3 isolation (no phantoms) between NewOrder, Payment, Delivery
+  and Order-Status (clause 3.4.1), so a 2PL engine guards the key range an insert goes into
+  (key-range / next-key locking: ARIES/KVL, InnoDB's gap and insert-intention locks,
+  SQL Server's RangeI_N). A new order's id is its district's ``d_next_o_id``, which only
+  grows, so every insert of a district lands at one place: the end of that district's key
+  range in each table. Every NewOrder of the district requests that lock (as would a
+  phantom-free scan reaching the district's newest orders). The new row's own lock is
+  not a lock-manager request in such an engine (InnoDB keeps it implicit in the row's
+  transaction id) and nothing else asks for a row that does not exist yet. Mode X as in
+  the authors' generator; it adds no conflict, because every holder also holds the
+  district's ``d_next_o_id`` X.
+- ``row``: X on the fresh rows (order, new-order: 1 each; order-line: 3 per line). Order
+  ids come from per-district counters (``d_next_o_id``) that wrap after ``order_ring``
+  orders, so the id space stays finite while a row in use is fresh; the counters are the
+  generator's only state. Nobody else ever requests these locks: the toolkit's earlier
+  model, kept for comparison.
+- ``table``: X on one lock per table (order-line: per field), as the authors' earlier
+  traces. It serialises every NewOrder of the rack; a 2PL engine takes an intention lock
+  (IX) on the table for an insert, which never conflicts with another inserter's. Use it
+  to reproduce those traces, not as a model of an engine.
+
+A transaction holds ``8 + 11 * ol_cnt`` locks with ``row`` and ``11 + 8 * ol_cnt`` with
+``district`` or ``table``; ``5 + 5 * ol_cnt`` of them are shared in all three. A fixed seed
+and the same sequence of calls give the same transactions.
 
 Lock-id encoding (:class:`TpccLockSpace`): tables in the order of :class:`Table`, each a
-contiguous block of ``rows * fields`` ids; ``lock_id = base[table] + row * fields + field``.
+contiguous block of ``rows * fields`` ids; ``lock_id = base[table] + row * fields + field``,
+where an insert table's "row" is the insert lock's unit (order row or line, district, or 0).
 """
 
 from __future__ import annotations
@@ -40,8 +71,8 @@ DISTRICTS = 10
 CUSTOMERS = 3000
 ITEMS = 100_000
 MAX_ORDER_LINES = 15
-_FIXED_LOCKS = 8
-_ITEM_LOCKS = 11
+INSERT_LOCKS = ("row", "district", "table")
+"""Granularities of the inserts' locks, finest first (module docstring, "Insert locks")."""
 
 
 class Table(IntEnum):
@@ -79,23 +110,43 @@ def nurand(rng: np.random.Generator, a: int, x: int, y: int, c: int,
 
 @dataclass(frozen=True)
 class TpccLockSpace:
-    """The (table, row, field) <-> lock id encoding for ``warehouses`` warehouses."""
+    """The (table, row, field) <-> lock id encoding for ``warehouses`` warehouses.
+
+    The insert tables (ORDER, NEW_ORDER, ORDER_LINE) have one "row" per insert lock unit
+    of ``insert_locks``: an order (a line for ORDER_LINE) of the ``order_ring`` per
+    district, a district, or the one table.
+    """
 
     warehouses: int
     order_ring: int = 3000
+    insert_locks: str = "district"
+
+    def __post_init__(self) -> None:
+        if self.insert_locks not in INSERT_LOCKS:
+            raise ValueError(f"workload.insert_locks: must be one of {', '.join(INSERT_LOCKS)}, "
+                             f"got {self.insert_locks!r}")
 
     def rows(self, table: Table) -> int:
-        w, ring = self.warehouses, self.order_ring
+        w = self.warehouses
+        if table in (Table.ORDER, Table.NEW_ORDER, Table.ORDER_LINE):
+            return self.insert_units(table)
         return {
             Table.WAREHOUSE: w,
             Table.DISTRICT: w * DISTRICTS,
             Table.CUSTOMER: w * DISTRICTS * CUSTOMERS,
-            Table.ORDER: w * DISTRICTS * ring,
-            Table.NEW_ORDER: w * DISTRICTS * ring,
             Table.ITEM: ITEMS,
             Table.STOCK: w * ITEMS,
-            Table.ORDER_LINE: w * DISTRICTS * ring * MAX_ORDER_LINES,
         }[table]
+
+    def insert_units(self, table: Table) -> int:
+        """Insert lock units ("rows") of an insert table under ``insert_locks``."""
+        if self.insert_locks == "table":
+            return 1
+        districts = self.warehouses * DISTRICTS
+        if self.insert_locks == "district":
+            return districts
+        lines = MAX_ORDER_LINES if table == Table.ORDER_LINE else 1
+        return districts * self.order_ring * lines
 
     @cached_property
     def bases(self) -> np.ndarray:
@@ -125,7 +176,8 @@ class TpccNewOrder:
 
     def __init__(self, warehouses_per_node: int, nodes: int, ol_cnt_min: int = 5,
                  ol_cnt_max: int = 15, remote_fraction: float = 0.01, order_ring: int = 3000,
-                 c_item: int = 7911, c_customer: int = 259) -> None:
+                 c_item: int = 7911, c_customer: int = 259,
+                 insert_locks: str = "district") -> None:
         if warehouses_per_node < 1 or nodes < 1:
             raise ValueError(f"workload.warehouses and the node count must be >= 1, got "
                              f"{warehouses_per_node} and {nodes}")
@@ -141,7 +193,7 @@ class TpccNewOrder:
         self.remote_fraction = remote_fraction
         self.c_item = c_item
         self.c_customer = c_customer
-        self.space = TpccLockSpace(warehouses_per_node * nodes, order_ring)
+        self.space = TpccLockSpace(warehouses_per_node * nodes, order_ring, insert_locks)
         self._next_order = np.zeros(self.space.warehouses * DISTRICTS, dtype=np.int64)
 
     @property
@@ -152,8 +204,22 @@ class TpccNewOrder:
     def warehouses(self) -> int:
         return self.space.warehouses
 
+    @property
+    def insert_locks(self) -> str:
+        return self.space.insert_locks
+
+    @property
+    def fixed_locks(self) -> int:
+        """Locks per transaction that do not depend on ``ol_cnt``."""
+        return 8 if self.insert_locks == "row" else 11
+
+    @property
+    def item_locks(self) -> int:
+        """Locks per order line (item, stock and, for ``row`` inserts, the order line)."""
+        return 11 if self.insert_locks == "row" else 8
+
     def reset(self) -> None:
-        """Restart every district's order counter."""
+        """Restart every district's order counter (used by ``row`` insert locks only)."""
         self._next_order[:] = 0
 
     def next_txn(self, client_id: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -170,42 +236,45 @@ class TpccNewOrder:
         valid = np.arange(MAX_ORDER_LINES)[None, :] < ol_cnt[:, None]
         items = self._distinct_items(rng, valid)
         supply = self._supply_warehouses(rng, home)
-        order_row = district * self.space.order_ring + self._order_ids(district)
+        unit = self._insert_units(district)
 
         sp = self.space
-        fixed = np.stack([
-            sp.encode(Table.WAREHOUSE, home, 0),
-            sp.encode(Table.DISTRICT, district, 0),
-            sp.encode(Table.DISTRICT, district, 1),
-            *(sp.encode(Table.CUSTOMER, district * CUSTOMERS + customer, f) for f in range(3)),
-            sp.encode(Table.ORDER, order_row, 0),
-            sp.encode(Table.NEW_ORDER, order_row, 0),
-        ], axis=1)
-        fixed_modes = np.array([SHARED, SHARED, EXCLUSIVE, SHARED, SHARED, SHARED,
-                                EXCLUSIVE, EXCLUSIVE], dtype=np.int8)
-
+        x, sh = EXCLUSIVE, SHARED
+        fixed = [sp.encode(Table.WAREHOUSE, home, 0),
+                 sp.encode(Table.DISTRICT, district, 0),
+                 sp.encode(Table.DISTRICT, district, 1),
+                 *(sp.encode(Table.CUSTOMER, district * CUSTOMERS + customer, f)
+                   for f in range(3)),
+                 sp.encode(Table.ORDER, unit, 0),
+                 sp.encode(Table.NEW_ORDER, unit, 0)]
+        fixed_modes = [sh, sh, x, sh, sh, sh, x, x]
         stock_row = supply * ITEMS + items - 1
-        line_row = order_row[:, None] * MAX_ORDER_LINES + np.arange(MAX_ORDER_LINES)[None, :]
-        per_item = np.stack([
-            *(sp.encode(Table.ITEM, items - 1, f) for f in range(3)),
-            *(sp.encode(Table.STOCK, stock_row, f) for f in range(5)),
-            *(sp.encode(Table.ORDER_LINE, line_row, f) for f in range(3)),
-        ], axis=2)
-        item_modes = np.array([SHARED] * 3 + [EXCLUSIVE] * 3 + [SHARED] * 2 + [EXCLUSIVE] * 3,
-                              dtype=np.int8)
+        per_item = [*(sp.encode(Table.ITEM, items - 1, f) for f in range(3)),
+                    *(sp.encode(Table.STOCK, stock_row, f) for f in range(5))]
+        item_modes = [sh] * 3 + [x] * 3 + [sh] * 2
+        if self.insert_locks == "row":
+            line = unit[:, None] * MAX_ORDER_LINES + np.arange(MAX_ORDER_LINES)[None, :]
+            per_item += [sp.encode(Table.ORDER_LINE, line, f) for f in range(3)]
+            item_modes += [x] * 3
+        else:
+            fixed += [sp.encode(Table.ORDER_LINE, unit, f) for f in range(3)]
+            fixed_modes += [x] * 3
 
-        ids = np.concatenate([fixed, per_item.reshape(n, -1)], axis=1)
-        modes = np.concatenate([np.broadcast_to(fixed_modes, (n, _FIXED_LOCKS)),
-                                np.broadcast_to(np.tile(item_modes, MAX_ORDER_LINES),
-                                                (n, _ITEM_LOCKS * MAX_ORDER_LINES))], axis=1)
-        keep = np.concatenate([np.ones((n, _FIXED_LOCKS), dtype=bool),
-                               np.repeat(valid, _ITEM_LOCKS, axis=1)], axis=1)
+        nf, ni = self.fixed_locks, self.item_locks
+        ids = np.concatenate([np.stack(fixed, axis=1),
+                              np.stack(per_item, axis=2).reshape(n, -1)], axis=1)
+        modes = np.concatenate([
+            np.broadcast_to(np.array(fixed_modes, dtype=np.int8), (n, nf)),
+            np.broadcast_to(np.tile(np.array(item_modes, dtype=np.int8), MAX_ORDER_LINES),
+                            (n, ni * MAX_ORDER_LINES))], axis=1)
+        keep = np.concatenate([np.ones((n, nf), dtype=bool), np.repeat(valid, ni, axis=1)],
+                              axis=1)
         ids = np.where(keep, ids, np.iinfo(np.int64).max)
         order = np.argsort(ids, axis=1, kind="stable")
         ids = np.take_along_axis(ids, order, axis=1)
         modes = np.take_along_axis(modes, order, axis=1)
         keep = np.take_along_axis(keep, order, axis=1)
-        sizes = _FIXED_LOCKS + _ITEM_LOCKS * ol_cnt
+        sizes = nf + ni * ol_cnt
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return TxnBatch(lock_ids=ids[keep], modes=modes[keep], offsets=offsets,
                         client_ids=clients)
@@ -216,7 +285,8 @@ class TpccNewOrder:
                            f"({len(FIELDS[t])} field(s)/row)" for t in Table)
         return (f"TPC-C NewOrder: {self.nodes} node(s) x {self.warehouses_per_node} "
                 f"warehouse(s); {self.ol_cnt_min}..{self.ol_cnt_max} items per order; "
-                f"{_FIXED_LOCKS} + {_ITEM_LOCKS} * ol_cnt locks per transaction; "
+                f"inserts lock per {self.insert_locks}; {self.fixed_locks} + "
+                f"{self.item_locks} * ol_cnt locks per transaction; "
                 f"lock id = table base + row * fields + field, tables: {blocks}")
 
     def _distinct_items(self, rng: np.random.Generator, valid: np.ndarray) -> np.ndarray:
@@ -244,6 +314,14 @@ class TpccNewOrder:
         remote = rng.random((n, MAX_ORDER_LINES)) < self.remote_fraction
         other = (supply + 1 + rng.integers(0, w - 1, size=(n, MAX_ORDER_LINES))) % w
         return np.where(remote, other, supply)
+
+    def _insert_units(self, district: np.ndarray) -> np.ndarray:
+        """Each transaction's insert lock unit: its fresh order row, district, or 0."""
+        if self.insert_locks == "table":
+            return np.zeros_like(district)
+        if self.insert_locks == "district":
+            return district
+        return district * self.space.order_ring + self._order_ids(district)
 
     def _order_ids(self, district: np.ndarray) -> np.ndarray:
         """Next order id of each transaction's district, advancing the counters."""

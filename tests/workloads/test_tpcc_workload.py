@@ -1,4 +1,7 @@
-"""TPC-C NewOrder lock sets: sizes and modes per the authors' spec, NURand, encoding, seeds."""
+"""TPC-C NewOrder lock sets: sizes and modes per the authors' spec, NURand, encoding, seeds.
+
+The insert locks' granularity has its own tests (``test_tpcc_insert_locks.py``).
+"""
 
 from __future__ import annotations
 
@@ -7,32 +10,39 @@ import pytest
 from scipy import stats
 
 from sim.workloads import EXCLUSIVE, SHARED, Table, TpccLockSpace, TpccNewOrder, nurand
-from sim.workloads.tpcc import ITEMS
+from sim.workloads.tpcc import INSERT_LOCKS, ITEMS
 
 
-def test_lock_set_sizes_and_modes_match_the_spec() -> None:
-    wl = TpccNewOrder(warehouses_per_node=2, nodes=3)
+@pytest.mark.parametrize("insert_locks", INSERT_LOCKS)
+def test_lock_set_sizes_and_modes_match_the_spec(insert_locks: str) -> None:
+    """The authors' per-NewOrder structure; with district or table insert locks the
+    order-line insert's 3 locks are one lock per field for the whole order (their trace
+    loader likewise drops a lock the transaction already requested)."""
+    wl = TpccNewOrder(warehouses_per_node=2, nodes=3, insert_locks=insert_locks)
+    per_line = insert_locks == "row"
     batch = wl.sample_txns(2000, np.random.default_rng(5), np.arange(2000) % 3)
     for t in range(len(batch)):
         locks, modes = batch.txn(t)
         table, _, field = wl.space.decode(locks)
         ol_cnt = int(np.count_nonzero(table == Table.ITEM)) // 3
         assert 5 <= ol_cnt <= 15
-        assert len(locks) == 8 + 11 * ol_cnt
+        lines = 3 * ol_cnt if per_line else 3
+        assert len(locks) == 8 + 8 * ol_cnt + lines
         assert np.count_nonzero(modes == SHARED) == 5 + 5 * ol_cnt
-        assert np.count_nonzero(modes == EXCLUSIVE) == 3 + 6 * ol_cnt
+        assert np.count_nonzero(modes == EXCLUSIVE) == 3 + 3 * ol_cnt + lines
         assert (np.diff(locks) > 0).all()
         per_table = {Table(k): int(np.count_nonzero(table == k)) for k in Table}
         assert per_table == {Table.WAREHOUSE: 1, Table.DISTRICT: 2, Table.CUSTOMER: 3,
                              Table.ORDER: 1, Table.NEW_ORDER: 1, Table.ITEM: 3 * ol_cnt,
-                             Table.STOCK: 5 * ol_cnt, Table.ORDER_LINE: 3 * ol_cnt}
+                             Table.STOCK: 5 * ol_cnt, Table.ORDER_LINE: lines}
         stock_x = modes[(table == Table.STOCK) & (field < 3)]
         assert (stock_x == EXCLUSIVE).all()
-        assert (modes[table == Table.ORDER_LINE] == EXCLUSIVE).all()
+        for insert in (Table.ORDER, Table.NEW_ORDER, Table.ORDER_LINE):
+            assert (modes[table == insert] == EXCLUSIVE).all()
         assert (modes[table == Table.ITEM] == SHARED).all()
-    sizes = batch.sizes
-    ol = (sizes - 8) // 11
+    ol = (batch.sizes - wl.fixed_locks) // wl.item_locks
     assert set(np.unique(ol)) == set(range(5, 16))
+    assert (batch.sizes == wl.fixed_locks + wl.item_locks * ol).all()
 
 
 def test_home_warehouse_belongs_to_the_clients_node() -> None:
@@ -59,7 +69,7 @@ def test_remote_supply_is_about_one_percent() -> None:
 
 
 def test_fresh_order_rows_come_from_district_counters() -> None:
-    wl = TpccNewOrder(warehouses_per_node=1, nodes=1)
+    wl = TpccNewOrder(warehouses_per_node=1, nodes=1, insert_locks="row")
     batch = wl.sample_txns(300, np.random.default_rng(4))
     table, row, _ = wl.space.decode(batch.lock_ids)
     orders = row[table == Table.ORDER]
@@ -98,8 +108,9 @@ def test_item_ids_follow_nurand_8191() -> None:
     assert top[:1000].sum() > 3 * 1000 * len(items) / ITEMS
 
 
-def test_encoding_round_trips_and_is_dense() -> None:
-    space = TpccLockSpace(warehouses=3, order_ring=50)
+@pytest.mark.parametrize("insert_locks", INSERT_LOCKS)
+def test_encoding_round_trips_and_is_dense(insert_locks: str) -> None:
+    space = TpccLockSpace(warehouses=3, order_ring=50, insert_locks=insert_locks)
     ids = []
     for tbl in Table:
         rows = np.array([0, space.rows(tbl) - 1])
@@ -112,9 +123,10 @@ def test_encoding_round_trips_and_is_dense() -> None:
     assert ids.min() == 0 and ids.max() == space.n_locks - 1
 
 
-def test_same_seed_same_transactions() -> None:
+@pytest.mark.parametrize("insert_locks", INSERT_LOCKS)
+def test_same_seed_same_transactions(insert_locks: str) -> None:
     def run(seed: int) -> np.ndarray:
-        wl = TpccNewOrder(warehouses_per_node=1, nodes=2)
+        wl = TpccNewOrder(warehouses_per_node=1, nodes=2, insert_locks=insert_locks)
         return wl.sample_txns(200, np.random.default_rng(seed), np.arange(200) % 2).lock_ids
 
     assert np.array_equal(run(3), run(3))
@@ -129,3 +141,5 @@ def test_rejects_bad_parameters() -> None:
         TpccNewOrder(1, 1, ol_cnt_min=6, ol_cnt_max=5)
     with pytest.raises(ValueError, match="warehouses"):
         TpccNewOrder(0, 1)
+    with pytest.raises(ValueError, match="insert_locks"):
+        TpccNewOrder(1, 1, insert_locks="page")
