@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-slow lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,12 @@ test: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m sim.fast.warm
 	$(BIN)/python -m pytest -q -n 2
+
+# The heavier runs (marked slow): the engines' agreement on every canonical config at full
+# length. CI runs them after `make test`.
+test-slow: $(TEST_STAMP)
+	$(BIN)/python -m sim.fast.warm
+	RUN_SLOW=1 $(BIN)/python -m pytest -q -n 2 -m slow
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .

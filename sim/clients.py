@@ -1,16 +1,17 @@
-"""Closed-loop clients running transactions against any lock manager.
+"""Client machines running closed-loop transactions against any lock manager.
 
-A transaction takes its locks one after the other in ascending lock order (one global
-order, so transactions never deadlock each other), each acquire sent when the previous
-grant arrived; with all its locks it reads its data if the workload has any (one round
-trip to the database servers, unless the lock manager forwards grants through them: the
-one-RTT mode), thinks, then releases everything and starts the next transaction.
+Each client process is one transaction context of a client machine, and follows the
+client's rules of :mod:`netlock.client`: an attempt sends all its acquires back to back
+(through the machine's NIC, one per ``gap`` us), waits for every grant, reads its data if
+the workload has any (one round trip to the database servers, unless the lock manager
+forwards grants through them: the one-RTT mode), thinks, then releases everything and
+starts the next transaction. An attempt not fully granted within its timeout releases what
+it holds and sends the same transaction again after a random back-off; grants that arrive
+for an attempt given up are released at once if still leased.
 Clients honour their leases: a lock's lease runs from the moment the lock manager granted
 it (the grant carries that timestamp); a client stops using a lock when its lease ends and
-never sends a release after that. A transaction that cannot commit within its leases, or
-whose next grant does not arrive within the retry timeout, is aborted (locks still under
-lease are released) and retried with new requests; grants that arrive for an aborted
-attempt are released at once if still leased.
+never sends a release after that. A transaction that cannot commit within its leases is
+aborted the same way.
 
 Each client process has its own share of its machine's NIC (:class:`sim.network.Machine`)
 and its own FIFO links, so what a client does depends only on its own packets. That makes
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from netlock.client import backoff_slots
 from sim.engine import ACQUIRE, RELEASE, Engine, Req
 from sim.metrics import Recorder
 from sim.network import Machine, Network
@@ -45,13 +47,18 @@ BURST_US = 0.1
 
 @dataclass(frozen=True)
 class ClientParams:
-    """Timing shared by all clients, in us; ``fetch_hops`` = 0 when no data read is modelled."""
+    """Timing shared by all clients, in us; ``fetch_hops`` = 0 when no data read is
+    modelled. ``timeout_us``: the attempt timeout (:func:`netlock.client.attempt_timeout_us`);
+    a retry waits ``backoff_slots(seed, client, n, slots) * slot_us``."""
 
     think_us: float
     lease_us: float
-    retry_us: float
+    timeout_us: float
     fetch_hops: int
     gap_per_lock_us: float
+    seed: int
+    backoff_slot_us: float
+    backoff_slots: int
 
 
 class TxnSource:
@@ -122,7 +129,8 @@ class Client:
         self.instant = params.think_us <= 0 and params.fetch_hops == 0
         self.fast = self.instant and params.gap_per_lock_us <= 0
         self.lease_us = params.lease_us
-        self.retry_us = params.retry_us
+        self.timeout_us = params.timeout_us
+        self.aborts = 0
         self.lossy = rack.network.loss > 0
         self.hops = rack.network.block
         self.tenant = tenant
@@ -163,24 +171,22 @@ class Client:
         return self.new_attempt(now)
 
     def new_attempt(self, now: float) -> list[Req]:
-        """A fresh attempt at the current transaction; its first acquire."""
+        """A fresh attempt at the current transaction: all its acquires, and its deadline."""
         self.attempt += 1
+        attempt = self.attempt
         self.pending = len(self.locks)
         self.held = []
-        return [self.next_acquire(now)]
-
-    def next_acquire(self, now: float) -> Req:
-        """The acquire of the first lock not yet held, and its retry deadline."""
-        k = len(self.held)
         rack = self.rack
-        req = Req(rack.next_rid, self, self.attempt, self.locks[k], self.modes[k],
-                  self.tenant, self.priority, now)
-        rack.next_rid += 1
-        self.deadline = now + self.p.retry_us
+        rid = rack.next_rid
+        rack.next_rid = rid + len(self.locks)
+        tenant, priority = self.tenant, self.priority
+        reqs = [Req(rid + k, self, attempt, lock, mode, tenant, priority, now)
+                for k, (lock, mode) in enumerate(zip(self.locks, self.modes, strict=True))]
+        self.deadline = now + self.timeout_us
         if self.timer_at == math.inf:
             self.timer_at = self.deadline
             self.at(self.deadline, self.on_timer)
-        return req
+        return reqs
 
     def send_burst(self, packets: list[Req], now: float) -> None:
         """Send packets back to back through the NIC at client time ``now``; those leaving
@@ -247,17 +253,19 @@ class Client:
             return
         tenant = self.tenant
         cid = self.cid
-        self.add_use((t, t - req.t_created, tenant, req.source, req.lock, req.mode, t, cid))
-        self.add_txn((t, t - self.txn_start, tenant, 1, cid))
+        start = self.txn_start
+        self.add_use((t, t - req.t_created, tenant, req.source, req.lock, req.mode, t, cid,
+                      start))
+        self.add_txn((t, t - start, tenant, 1, cid))
         req.op = RELEASE
         source = self.txns
-        if source.sizes and source.sizes[-1] == 1:
-            source.sizes.pop()
-            locks, modes = self.one_lock, self.one_mode
-            locks[0] = source.locks.pop()
-            modes[0] = source.modes.pop()
-        else:
-            locks, modes = source.next()
+        if not (source.sizes and source.sizes[-1] == 1):
+            self.send_burst([req, *self.next_txn(t)], t)
+            return
+        source.sizes.pop()
+        locks, modes = self.one_lock, self.one_mode
+        locks[0] = source.locks.pop()
+        modes[0] = source.modes.pop()
         self.locks = locks
         self.modes = modes
         self.txn_start = t
@@ -278,7 +286,7 @@ class Client:
             new.t_created = t
             new.op = ACQUIRE
             new.source = -1
-        self.deadline = deadline = t + self.retry_us
+        self.deadline = deadline = t + self.timeout_us
         if self.timer_at == INF:
             self.timer_at = deadline
             self.at(deadline, self.on_timer)
@@ -318,7 +326,6 @@ class Client:
         self.held.append(req)
         self.pending -= 1
         if self.pending:
-            self.send_burst([self.next_acquire(now)], now)
             return
         self.deadline = math.inf
         if self.instant:
@@ -350,7 +357,7 @@ class Client:
     def end_uses(self, now: float) -> tuple[list[Req], bool]:
         """Record every held lock's use; the releases to send and whether all were leased."""
         add_use = self.add_use
-        tenant, cid = self.tenant, self.cid
+        tenant, cid, asked = self.tenant, self.cid, self.txn_start
         releases = []
         all_valid = True
         for req in self.held:
@@ -362,7 +369,7 @@ class Client:
                 req.op = RELEASE
                 releases.append(req)
             add_use((req.t_grant, req.t_grant - req.t_created, tenant, req.source, req.lock,
-                     req.mode, end, cid))
+                     req.mode, end, cid, asked))
         self.held = []
         return releases, all_valid
 
@@ -375,21 +382,39 @@ class Client:
             return
         burst, valid = self.end_uses(now)
         if not valid:
-            self.rec.retries += len(self.locks)
-            burst += self.new_attempt(now)
+            self.give_up(burst, now)
+            return
+        self.add_txn((now, now - self.txn_start, self.tenant, len(self.locks), self.cid))
+        if self.next_start > now:
+            self.at(self.next_start, self.begin_txn)
         else:
-            self.add_txn((now, now - self.txn_start, self.tenant, len(self.locks), self.cid))
-            if self.next_start > now:
-                self.at(self.next_start, self.begin_txn)
-            else:
-                burst += self.next_txn(now)
+            burst += self.next_txn(now)
         self.send_burst(burst, now)
 
     def abort(self, now: float) -> None:
         """Give up the current attempt: release what is held, then retry the transaction."""
         burst, _ = self.end_uses(now)
+        self.give_up(burst, now)
+
+    def give_up(self, releases: list[Req], now: float) -> None:
+        """Send ``releases`` of an attempt given up; send the transaction again after a
+        back-off. Grants for the old attempt that arrive meanwhile are stale."""
         self.rec.retries += len(self.locks)
-        self.send_burst(burst + self.new_attempt(now), now)
+        self.attempt += 1
+        self.pending = 0
+        self.deadline = math.inf
+        p = self.p
+        wait = backoff_slots(p.seed, self.cid, self.aborts, p.backoff_slots) * p.backoff_slot_us
+        self.aborts += 1
+        if releases:
+            self.send_burst(releases, now)
+        self.at(now + wait, self.retry, self.attempt)
+
+    def retry(self, attempt: int) -> None:
+        """The back-off of the attempt before ``attempt`` is over: try again."""
+        if attempt == self.attempt:
+            now = self.env._now
+            self.send_burst(self.new_attempt(now), now)
 
     def on_timer(self) -> None:
         """The retry timer: abort an attempt whose grants did not all come in time.
@@ -406,12 +431,18 @@ class Client:
             self.at(self.deadline, self.on_timer)
 
     def close(self, now: float) -> None:
-        """At the end of a run: record the uses still in progress as ending ``now``."""
+        """At the end of a run: record the uses still in progress as ending ``now``, and
+        the locks the current transaction still waits for."""
+        using = set()
         for req in self.held:
             if req.t_grant < now:
+                using.add(req.lock)
                 self.add_use((req.t_grant, req.t_grant - req.t_created, self.tenant, req.source,
-                        req.lock, req.mode, min(now, req.lease_end), self.cid))
+                              req.lock, req.mode, min(now, req.lease_end), self.cid,
+                              self.txn_start))
         self.held = []
+        self.rec.open_waits += [(lock, self.txn_start, now) for lock in self.locks
+                                if lock not in using]
 
 
 def client_machines(n_clients: int, n_machines: int, rate_rps: float) -> list[Machine]:

@@ -16,17 +16,19 @@ from itertools import chain
 import numpy as np
 import pandas as pd
 
-USE_FIELDS = ("t_us", "latency_us", "tenant", "source", "lock", "mode", "end_us", "client")
+USE_FIELDS = ("t_us", "latency_us", "tenant", "source", "lock", "mode", "end_us", "client",
+              "asked_us")
 """One row per granted request, written when the client stops using the lock: when the
 grant arrived, how long after the request was made, the tenant, which lock-manager
-component granted it, the lock and mode, when the use ended, and the client."""
+component granted it, the lock and mode, when the use ended, the client, and when its
+transaction first asked for the lock (its first attempt's start)."""
 TXN_FIELDS = ("t_us", "latency_us", "tenant", "locks", "client")
 """One row per committed transaction: commit time, latency from its first attempt, tenant,
 lock count, client."""
 USE_DTYPE = np.dtype([("t_us", np.float64), ("latency_us", np.float64), ("tenant", np.int32),
                       ("source", np.int8), ("lock", np.int64), ("mode", np.int8),
-                      ("end_us", np.float64), ("client", np.int32)])
-"""The type of each ``USE_FIELDS`` column in results (packed: one row is 42 bytes)."""
+                      ("end_us", np.float64), ("client", np.int32), ("asked_us", np.float64)])
+"""The type of each ``USE_FIELDS`` column in results (packed: one row is 50 bytes)."""
 TXN_DTYPE = np.dtype([("t_us", np.float64), ("latency_us", np.float64), ("tenant", np.int32),
                       ("locks", np.int32), ("client", np.int32)])
 """The type of each ``TXN_FIELDS`` column in results."""
@@ -49,6 +51,9 @@ class Recorder:
         self.add_txn = self._txn_rows.append
         self.retries = 0
         self.stale_grants = 0
+        self.open_waits: list[tuple[int, float, float]] = []
+        """At the end of a run: ``(lock, asked_us, end_us)`` of each lock a transaction
+        still waited for (for the liveness checker)."""
 
     def flush(self) -> None:
         """Move the rows handed over since the last flush into the arrays."""

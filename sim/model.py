@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from netlock.client import attempt_timeout_us
 from netlock.config import Config
 from netlock.errors import ConfigError
 from netlock.plan import Plan
@@ -227,10 +228,13 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
         raise ConfigError(f"{config.source}: lease.us: {config.lease.us:g} us is too short: "
                           f"clients keep {lease_guard_us(config):g} us of margin (a round trip "
                           f"plus ten jitter deviations) before a lease ends")
+    cl = config.clients
     params = ClientParams(
         think_us=wl.think_time_us, lease_us=lease_us,
-        retry_us=config.lease.retry_timeout_us, fetch_hops=fetch_hops,
-        gap_per_lock_us=1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0)
+        timeout_us=attempt_timeout_us(cl.timeout_us, wl.think_time_us), fetch_hops=fetch_hops,
+        gap_per_lock_us=1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0,
+        seed=config.sim.seed, backoff_slot_us=cl.backoff_slot_us,
+        backoff_slots=cl.backoff_slots)
     machines = client_machines(wl.clients, config.clients.machines, config.clients.rate_rps)
     clients = make_clients(rack, workload, params, machines, tenants, priorities,
                            streams[3:])

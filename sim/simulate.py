@@ -20,6 +20,7 @@ import pandas as pd
 from netlock import atomic
 from netlock.config import Config
 from netlock.plan import Plan
+from sim.liveness import count_stalled
 from sim.metrics import Latency, in_window, timeseries
 from sim.model import Model, build
 from sim.safety import count_violations
@@ -91,20 +92,23 @@ def summarise(model: Model, wall_s: float) -> SimResult:
     return result_of(model.config, rec.requests_frame(), rec.txns_frame(), engine=ENGINE,
                      wall_s=wall_s, retries=rec.retries, events=model.engine.events,
                      stale_grants=rec.stale_grants, hold_us=model.hold_us, plan=model.plan,
-                     manager=model.manager.stats())
+                     manager=model.manager.stats(), open_waits=rec.open_waits)
 
 
 def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine: str,
               wall_s: float, retries: int, events: int, stale_grants: int, hold_us: float,
-              plan: Plan, manager: dict[str, Any]) -> SimResult:
+              plan: Plan, manager: dict[str, Any],
+              open_waits: list[tuple[int, float, float]]) -> SimResult:
     """A finished run's result from its recorded requests and transactions (every engine's
-    summary has these keys, measured over the window after ``sim.warmup_s``)."""
+    summary has these keys, measured over the window after ``sim.warmup_s``);
+    ``open_waits``: ``(lock, asked_us, end_us)`` of locks still awaited at the end."""
     start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.duration_s * 1e6
     window_s = (end_us - start_us) / 1e6
     req_w = in_window(requests, start_us, end_us)
     txn_w = in_window(txns, start_us, end_us)
     violations = count_violations(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
                                   requests["t_us"].to_numpy(), requests["end_us"].to_numpy())
+    stalled = stalled_waits(requests, open_waits, cfg.lease.us)
     granted = len(req_w)
     by_switch = int(np.count_nonzero(req_w["source"].to_numpy() == 0))
     tenants = sorted({t.id for t in cfg.tenants})
@@ -120,6 +124,7 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         "txn_latency_us": Latency.of(txn_w["latency_us"].to_numpy()).to_dict(),
         "retries": retries,
         "violations": violations,
+        "stalled": stalled,
         "wall_s": wall_s,
         "events": events,
         "measured_s": window_s,
@@ -133,6 +138,20 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
     }
     return SimResult(summary=summary, requests=requests, txns=txns, timeseries=series,
                      config=cfg.to_dict())
+
+
+def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, float]],
+                  lease_us: float) -> int:
+    """Waits for a lock that saw it idle for longer than a lease (:mod:`sim.liveness`):
+    every granted request's, from its transaction's first ask to its grant, and each lock
+    still awaited at the end of the run."""
+    lock = requests["lock"].to_numpy()
+    start = requests["t_us"].to_numpy()
+    waits = np.asarray(open_waits, dtype=np.float64).reshape(-1, 3)
+    return count_stalled(lock, start, requests["end_us"].to_numpy(),
+                         np.concatenate([lock, waits[:, 0].astype(np.int64)]),
+                         np.concatenate([requests["asked_us"].to_numpy(), waits[:, 1]]),
+                         np.concatenate([start, waits[:, 2]]), lease_us)
 
 
 def _tenant_summary(requests: pd.DataFrame, txns: pd.DataFrame, tenant: int,

@@ -96,9 +96,17 @@ class Servers:
 class Clients:
     """The client machines that run the workload's client processes."""
 
-    machines: int = key(10, "client machines", min=1)
+    machines: int = key(10, "client machines; workload.clients transaction contexts are "
+                        "spread over them round-robin", min=1)
     rate_rps: float = key(18.0e6, "lock requests one client machine can generate per "
-                          "second, rps", above=0.0)
+                          "second, shared by its contexts, rps", above=0.0)
+    timeout_us: float = key(400.0, "an attempt not fully granted this long after it started "
+                            "(or two think times, if longer) releases what it holds and is "
+                            "retried, us", above=0.0)
+    backoff_slot_us: float = key(30.0, "one slot of the random back-off before a retry, us",
+                                 min=0.0)
+    backoff_slots: int = key(10, "the back-off is uniform over 0 .. backoff_slots - 1 slots",
+                             min=1)
 
 
 @dataclass(frozen=True)
@@ -119,13 +127,6 @@ class Lease:
     us: float = key(2000.0, "lease length: a holder older than this is cleared, us", above=0.0)
     sweep_us: float = key(500.0, "period at which the control plane polls for expired "
                           "holders, us", above=0.0)
-    retry_us: float | None = key(None, "client retry timeout after a request got no answer, "
-                                 "us (null = the lease length)", above=0.0)
-
-    @property
-    def retry_timeout_us(self) -> float:
-        """The client retry timeout in us, defaulting to the lease length."""
-        return self.us if self.retry_us is None else self.retry_us
 
 
 @dataclass(frozen=True)

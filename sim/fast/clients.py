@@ -1,11 +1,12 @@
-"""Closed-loop clients, compiled: :mod:`sim.clients`' behaviour step for step.
+"""Client machines' transaction contexts, compiled: :mod:`sim.clients`' behaviour step for step.
 
-Transactions take their locks one after the other; with all of them the client reads its
-data (``fetch_hops`` reliable hops), thinks, then releases everything and starts the next
-transaction, at most one acquire per ``gap_per_lock_us`` when the offered load is capped.
-Leases run from the grant's switch/server time; a client never uses a lock past its lease
-and aborts an attempt whose next grant misses the retry deadline; grants for attempts given
-up are released at once if still leased. Each client sends through its own NIC share
+The rules are :mod:`netlock.client`'s: an attempt sends all its acquires back to back; with
+every grant in, the client reads its data (``fetch_hops`` reliable hops), thinks, then
+releases everything and starts the next transaction, at most one acquire per
+``gap_per_lock_us`` when the offered load is capped. An attempt not fully granted by its
+deadline releases what it holds and is sent again after a back-off. Leases run from the
+grant's switch/server time; a client never uses a lock past its lease; grants for attempts
+given up are released at once if still leased. Each client sends through its own NIC share
 (one acquire per ``CF_GAP`` us, releases ride free) and FIFO links; packets leaving within
 ``P_BURST`` us travel as one burst with one delay draw (each still lost on its own).
 As in :meth:`sim.clients.Client.receive`, a grant that completes a one-lock attempt with
@@ -16,6 +17,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from netlock.client import backoff_slots
 from sim.fast import heap
 from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.prefetch import warm_switch_rows, warm_txns
@@ -29,6 +33,7 @@ from sim.fast.state import (
     CF_TIMER_AT,
     CF_TXN_START,
     CF_UP_LAST,
+    CI_ABORTS,
     CI_ATTEMPT,
     CI_NEED,
     CI_NHELD,
@@ -43,22 +48,26 @@ from sim.fast.state import (
     E_COMMIT,
     E_GRANT,
     E_RESEND,
+    E_RETRY,
     E_TIMER,
+    I_BACKOFF_SLOTS,
     I_FAST,
     I_FETCH_HOPS,
     I_INSTANT,
     I_LOSSY,
+    I_SEED,
     K_NEED_TXN,
     K_RETRIES,
     K_STALE,
     K_TXNS,
     K_USES,
+    P_BACKOFF_SLOT,
     P_BURST,
     P_GAP_PER_LOCK,
     P_LEASE_CLIENT,
     P_QUOTA_WINDOW,
-    P_RETRY,
     P_THINK,
+    P_TIMEOUT,
     RELEASE,
     RF_CREATED,
     RF_GRANT,
@@ -93,6 +102,7 @@ def record_use(r: Rack, h: int, start: float, end: float) -> None:
     u.mode = r.ri[h, RI_MODE]
     u.end_us = end
     u.client = c
+    u.asked_us = r.cf[c, CF_TXN_START]
 
 
 @fast_jit_inline
@@ -175,20 +185,19 @@ def _arm_timer(r: Rack, c: int, deadline: float) -> None:
 
 
 @fast_jit_inline
-def next_acquire(r: Rack, c: int, now: float) -> int:
-    """The acquire of the first lock not yet held, and its retry deadline."""
-    k = r.ci[c, CI_NHELD]
-    h = new_request(r, c, r.ci[c, CI_ATTEMPT], r.cur_lock[c, k], r.cur_mode[c, k], now)
-    _arm_timer(r, c, now + r.pf[P_RETRY])
-    return h
-
-
-@fast_jit_inline
-def new_attempt(r: Rack, c: int, now: float) -> int:
+def new_attempt(r: Rack, c: int, now: float, count: int) -> int:
+    """A fresh attempt at the current transaction: all its acquires, appended to
+    ``r.burst`` after ``count`` packets (the new count is returned), and its deadline."""
     r.ci[c, CI_ATTEMPT] += 1
-    r.ci[c, CI_PENDING] = r.ci[c, CI_NLOCKS]
+    attempt = r.ci[c, CI_ATTEMPT]
+    n = r.ci[c, CI_NLOCKS]
+    r.ci[c, CI_PENDING] = n
     r.ci[c, CI_NHELD] = 0
-    return next_acquire(r, c, now)
+    for k in range(n):
+        r.burst[count + k] = new_request(r, c, attempt, r.cur_lock[c, k], r.cur_mode[c, k],
+                                         now)
+    _arm_timer(r, c, now + r.pf[P_TIMEOUT])
+    return count + n
 
 
 @fast_jit_inline
@@ -210,14 +219,15 @@ def draw_txn(r: Rack, c: int) -> None:
 
 
 @fast_jit
-def next_txn(r: Rack, c: int, now: float) -> int:
-    """Draw the next transaction and make its first attempt's first acquire."""
+def next_txn(r: Rack, c: int, now: float, count: int) -> int:
+    """Draw the next transaction and append its first attempt's acquires to ``r.burst``
+    after ``count`` packets; the new count."""
     draw_txn(r, c)
     r.cf[c, CF_TXN_START] = now
     gap = r.pf[P_GAP_PER_LOCK]
     if gap > 0:
         r.cf[c, CF_NEXT_START] = max(r.cf[c, CF_NEXT_START], now) + gap * r.ci[c, CI_NLOCKS]
-    return new_attempt(r, c, now)
+    return new_attempt(r, c, now, count)
 
 
 next_txn_inline = inlined(next_txn)
@@ -226,8 +236,7 @@ next_txn_inline = inlined(next_txn)
 
 @fast_jit
 def begin_txn(r: Rack, c: int, now: float) -> None:
-    r.burst[0] = next_txn(r, c, now)
-    send_burst(r, c, 1, now)
+    send_burst(r, c, next_txn(r, c, now, 0), now)
 
 
 @fast_jit
@@ -259,16 +268,13 @@ def commit(r: Rack, c: int, attempt: int, now: float) -> None:
         return
     count, valid = end_uses(r, c, now)
     if not valid:
-        r.cnt[K_RETRIES] += r.ci[c, CI_NLOCKS]
-        r.burst[count] = new_attempt(r, c, now)
-        count += 1
+        give_up(r, c, count, now)
+        return
+    record_txn(r, c, now)
+    if r.cf[c, CF_NEXT_START] > now:
+        heap.push(r.heap, r.cf[c, CF_NEXT_START], E_BEGIN, c, 0)
     else:
-        record_txn(r, c, now)
-        if r.cf[c, CF_NEXT_START] > now:
-            heap.push(r.heap, r.cf[c, CF_NEXT_START], E_BEGIN, c, 0)
-        else:
-            r.burst[count] = next_txn(r, c, now)
-            count += 1
+        count = next_txn(r, c, now, count)
     send_burst(r, c, count, now)
 
 
@@ -276,9 +282,29 @@ def commit(r: Rack, c: int, attempt: int, now: float) -> None:
 def abort(r: Rack, c: int, now: float) -> None:
     """Give up the current attempt: release what is held, then retry the transaction."""
     count, _ = end_uses(r, c, now)
+    give_up(r, c, count, now)
+
+
+@fast_jit
+def give_up(r: Rack, c: int, count: int, now: float) -> None:
+    """Send the ``count`` releases in ``r.burst`` of an attempt given up; send the
+    transaction again after a back-off (:meth:`sim.clients.Client.give_up`)."""
     r.cnt[K_RETRIES] += r.ci[c, CI_NLOCKS]
-    r.burst[count] = new_attempt(r, c, now)
-    send_burst(r, c, count + 1, now)
+    r.ci[c, CI_ATTEMPT] += 1
+    r.ci[c, CI_PENDING] = 0
+    r.cf[c, CF_DEADLINE] = INF
+    slots = backoff_slots(r.pi[I_SEED], c, r.ci[c, CI_ABORTS], r.pi[I_BACKOFF_SLOTS])
+    r.ci[c, CI_ABORTS] += 1
+    if count:
+        send_burst(r, c, count, now)
+    heap.push(r.heap, now + slots * r.pf[P_BACKOFF_SLOT], E_RETRY, c, r.ci[c, CI_ATTEMPT])
+
+
+@fast_jit
+def retry(r: Rack, c: int, attempt: int, now: float) -> None:
+    """The back-off of the attempt before ``attempt`` is over: try again."""
+    if attempt == r.ci[c, CI_ATTEMPT]:
+        send_burst(r, c, new_attempt(r, c, now, 0), now)
 
 
 @fast_jit
@@ -306,8 +332,6 @@ def granted(r: Rack, h: int, now: float) -> None:
     r.ci[c, CI_NHELD] += 1
     r.ci[c, CI_PENDING] -= 1
     if r.ci[c, CI_PENDING]:
-        r.burst[0] = next_acquire(r, c, now)
-        send_burst(r, c, 1, now)
         return
     r.cf[c, CF_DEADLINE] = INF
     if r.pi[I_INSTANT]:
@@ -368,10 +392,8 @@ def receive(r: Rack, h: int, t: float, granted_at: float) -> None:
     record_use(r, h, t, t)
     record_txn(r, c, t)
     r.ri[h, RI_OP] = RELEASE
-    new = next_txn_inline(r, c, t)
     r.burst[0] = h
-    r.burst[1] = new
-    send_burst_inline(r, c, 2, t)
+    send_burst_inline(r, c, next_txn_inline(r, c, t, 1), t)
 
 
 receive_inline = inlined(receive)
@@ -401,14 +423,29 @@ def resend(r: Rack, h: int, now: float) -> None:
 
 
 @fast_jit
-def close(r: Rack, now: float) -> None:
-    """At the end of a run: record the uses still in progress as ending ``now``."""
+def close(r: Rack, now: float, waiting: np.ndarray) -> int:
+    """At the end of a run: record the uses still in progress as ending ``now``, and write
+    ``(client, lock)`` of each lock a transaction still waits for into ``waiting`` (as
+    :meth:`sim.clients.Client.close`); their count."""
+    n = 0
     for c in range(r.ci.shape[0]):
+        for k in range(r.ci[c, CI_NLOCKS]):
+            lock = r.cur_lock[c, k]
+            using = False
+            for j in range(r.ci[c, CI_NHELD]):
+                h = r.held[c, j]
+                if r.ri[h, RI_LOCK] == lock and r.rf[h, RF_GRANT] < now:
+                    using = True
+            if not using:
+                waiting[n, 0] = c
+                waiting[n, 1] = lock
+                n += 1
         for k in range(r.ci[c, CI_NHELD]):
             h = r.held[c, k]
             if r.rf[h, RF_GRANT] < now:
                 record_use(r, h, r.rf[h, RF_GRANT], min(now, r.rf[h, RF_LEASE_END]))
         r.ci[c, CI_NHELD] = 0
+    return n
 
 
 def uses_per_event(clients: int, max_locks: int) -> int:

@@ -25,6 +25,7 @@ from sim.fast.state import (
     E_PUSH,
     E_QUOTA,
     E_RESEND,
+    E_RETRY,
     E_SERVER,
     E_SWEEP,
     E_TIMER,
@@ -123,6 +124,8 @@ def run(r: Rack, until_us: float) -> int:
             clients.commit(r, a, b, now)
         elif kind == E_BEGIN:
             clients.begin_txn(r, a, now)
+        elif kind == E_RETRY:
+            clients.retry(r, a, b, now)
         elif kind == E_DEFER:
             clients.on_defer(r, a, now)
         elif kind == E_RESEND:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from netlock.client import attempt_timeout_us
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
@@ -34,6 +35,7 @@ from sim.fast.state import (
     CF_GAP,
     CF_NEXT_START,
     CF_TIMER_AT,
+    CF_TXN_START,
     CI_NEED,
     CI_PRIORITY,
     CI_TENANT,
@@ -43,6 +45,7 @@ from sim.fast.state import (
     E_BEGIN,
     E_QUOTA,
     E_SWEEP,
+    I_BACKOFF_SLOTS,
     I_CORES,
     I_EXTRA_HOPS,
     I_FAST,
@@ -55,6 +58,7 @@ from sim.fast.state import (
     I_ROOM_LOCKS,
     I_ROOM_REQUESTS,
     I_ROOM_ROWS,
+    I_SEED,
     I_SERVERS,
     K_FREE,
     K_HOP,
@@ -66,6 +70,7 @@ from sim.fast.state import (
     N_CNT,
     N_PF,
     N_PI,
+    P_BACKOFF_SLOT,
     P_BURST,
     P_GAP_PER_LOCK,
     P_HALF_RTT,
@@ -73,10 +78,10 @@ from sim.fast.state import (
     P_PASS_GAP,
     P_PASS_US,
     P_QUOTA_WINDOW,
-    P_RETRY,
     P_SERVICE_US,
     P_SWEEP,
     P_THINK,
+    P_TIMEOUT,
     Rack,
     grown_pool,
     new_pool,
@@ -131,6 +136,9 @@ class FastModel:
     plan: Plan
     hold_us: float
     now_us: float = 0.0
+    open_waits: list[tuple[int, float, float]] = field(default_factory=list)
+    """After :meth:`close`: ``(lock, asked_us, end_us)`` of each lock a transaction still
+    waited for (for the liveness checker)."""
     use_chunks: list[np.ndarray] = field(default_factory=list)
     txn_chunks: list[np.ndarray] = field(default_factory=list)
     owned: list[np.ndarray] = field(default_factory=list)
@@ -150,9 +158,15 @@ class FastModel:
         self.now_us = until_us
 
     def close(self, end_us: float) -> None:
-        """Record the uses still open as ending at ``end_us``."""
-        self._room_rows(self.rack.ci.shape[0] * (max_locks(self.workload) + 1))
-        fclients.close(self.rack, end_us)
+        """Record the uses still open as ending at ``end_us``, and the locks transactions
+        still wait for (``open_waits``: lock, asked_us, end_us)."""
+        r = self.rack
+        self._room_rows(r.ci.shape[0] * (max_locks(self.workload) + 1))
+        waiting = np.empty((r.cur_lock.size, 2), dtype=np.int64)
+        n = fclients.close(r, end_us, waiting)
+        clients, locks = waiting[:n, 0], waiting[:n, 1]
+        self.open_waits = list(zip(locks.tolist(), r.cf[clients, CF_TXN_START].tolist(),
+                                   [end_us] * n, strict=True))
 
     def serve(self) -> None:
         r = self.rack
@@ -312,7 +326,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     pf[P_PASS_GAP] = 1e6 / config.switch.rate_pps
     pf[P_THINK] = wl.think_time_us
     pf[P_LEASE_CLIENT] = lease_us
-    pf[P_RETRY] = config.lease.retry_timeout_us
+    pf[P_TIMEOUT] = attempt_timeout_us(config.clients.timeout_us, wl.think_time_us)
+    pf[P_BACKOFF_SLOT] = config.clients.backoff_slot_us
     pf[P_GAP_PER_LOCK] = 1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0
     pf[P_SWEEP] = config.lease.sweep_us
     pf[P_QUOTA_WINDOW] = config.switch.quota_window_us
@@ -333,6 +348,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     pi[I_ROOM_REQUESTS] = room_requests
     pi[I_ROOM_ROWS] = fclients.uses_per_event(n, longest)
     pi[I_ROOM_LOCKS] = per_request + 64
+    pi[I_SEED] = config.sim.seed
+    pi[I_BACKOFF_SLOTS] = config.clients.backoff_slots
     ri, rf, free = new_pool(2 * room_requests)
     cnt = np.zeros(N_CNT, dtype=np.int64)
     cnt[K_FREE] = len(free)
@@ -367,7 +384,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
         tx_size=np.zeros((n, txn_batch), dtype=np.int32),
         hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
         heap=fheap.new_heap(2 * room_requests), uses=chunks.take(rows, USE_DTYPE),
-        txns=chunks.take(rows, TXN_DTYPE), burst=np.zeros(longest + 2, dtype=np.int64),
+        txns=chunks.take(rows, TXN_DTYPE), burst=np.zeros(2 * longest + 2, dtype=np.int64),
         pf=pf, pi=pi, cnt=cnt)
     model = FastModel(config=config, rack=rack, workload=workload,
                       client_rngs=[np.random.default_rng(s) for s in streams[3:]],

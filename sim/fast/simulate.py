@@ -130,4 +130,5 @@ def summarise(model: FastModel, wall_s: float) -> SimResult:
     return result_of(model.config, model.requests_frame(), model.txns_frame(), engine=ENGINE,
                      wall_s=wall_s, retries=int(r.cnt[K_RETRIES]),
                      events=int(r.heap.cnt[Q_SEQ]), stale_grants=int(r.cnt[K_STALE]),
-                     hold_us=model.hold_us, plan=model.plan, manager=manager)
+                     hold_us=model.hold_us, plan=model.plan, manager=manager,
+                     open_waits=model.open_waits)

@@ -102,10 +102,10 @@ def test_with_overrides_returns_a_validated_copy():
         base.with_overrides({"workload.thinktime_us": 1})
 
 
-def test_retry_defaults_to_the_lease():
-    cfg = config_from_dict({"lease": {"us": 300}})
-    assert cfg.lease.retry_timeout_us == 300.0
-    assert cfg.with_overrides({"lease.retry_us": 50}).lease.retry_timeout_us == 50.0
+def test_lock_server_capacity_follows_its_cores():
+    cfg = config_from_dict({"servers": {"rate_rps": 18e6, "rate_cores": 8, "cores": 2}})
+    assert cfg.servers.capacity_rps == 4.5e6
+    assert cfg.servers.packet_us == pytest.approx(8 / (2 * 18.0))
 
 
 def test_config_carries_the_seed_and_compares_by_value():

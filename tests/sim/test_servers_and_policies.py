@@ -102,3 +102,4 @@ def test_overflow_of_a_request_served_in_another_class_is_pushed_back(tmp_path):
     one_lock_rate = 1e6 / (cfg.network.rtt_us + 2 * cfg.switch.pass_us)
     assert summary["throughput_rps"] > 0.5 * one_lock_rate
     assert summary["violations"] == 0
+    assert summary["stalled"] == 0

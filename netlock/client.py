@@ -1,0 +1,54 @@
+"""The NetLock client's transaction rules, as the authors' DPDK client applies them.
+
+A client machine runs transaction contexts (each TX core replays its own contexts). A
+context runs one transaction at a time (netlock-repo ``dpdk_code/client_code/client.c``):
+
+- it sends **all** the transaction's acquires back to back, without waiting for grants;
+- once every acquire is granted it thinks, then sends all the releases, and starts the
+  next transaction;
+- an attempt not fully granted within :func:`attempt_timeout_us` of its start releases the
+  locks it holds (this is also how deadlocks between transactions resolve) and, after a
+  random back-off of :func:`backoff_slots` slots, sends the same transaction again;
+- grants that reach an attempt already given up are released at once.
+
+These are the rules both simulation engines apply; each keeps its own bookkeeping of
+requests. They are plain functions over integers and floats, compiled like the switch's
+kernels, so the compiled engine calls them from its loop and the simpy engine from Python.
+Times are microseconds (us).
+"""
+
+from __future__ import annotations
+
+from netlock.dataplane._jit import kernel
+
+MASK32 = 0xFFFFFFFF
+
+
+@kernel
+def attempt_timeout_us(timeout_us: float, think_us: float) -> float:
+    """How long an attempt may wait for its grants: the client's timeout, and at least two
+    think times (``max(timeout_slot, think_time * 2)`` in the authors' client)."""
+    return max(timeout_us, 2.0 * think_us)
+
+
+@kernel
+def _mix32(x: int) -> int:
+    """A 32-bit integer hash (xor-shift-multiply); every product fits in int64."""
+    x = ((x ^ (x >> 16)) * 0x45D9F3B) & MASK32
+    x = ((x ^ (x >> 16)) * 0x45D9F3B) & MASK32
+    return x ^ (x >> 16)
+
+
+@kernel
+def backoff_slots(seed: int, client: int, abort: int, slots: int) -> int:
+    """The back-off before a context's ``abort``-th retry, in slots: uniform over
+    ``0 .. slots - 1`` (``rand() % 10`` slots of 30 us in the authors' client).
+
+    A hash of (seed, client, abort) rather than a random stream, so that both engines draw
+    the same back-off without sharing a generator, and a context's back-offs do not depend
+    on what other contexts do.
+    """
+    h = _mix32(seed & MASK32)
+    h = _mix32(h ^ (client & MASK32))
+    h = _mix32(h ^ (abort & MASK32))
+    return h % slots

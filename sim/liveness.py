@@ -1,0 +1,72 @@
+"""An independent liveness checker over what clients did: requests stalled on idle locks.
+
+Like :mod:`sim.safety`, it sees only what the clients recorded and knows nothing of
+switches, servers or queues. A transaction *waits* for a lock from the moment it first
+asked for it (its first attempt's start: attempts given up and retried still wait for the
+same lock) until the grant that its client used, or the end of the run. The lock is *idle*
+while no client uses it. A wait is **stalled** when, inside it, the lock stayed idle for
+longer than a lease without being granted: no lease, lost packet or queue can explain
+that, only a lock manager that lost track of a waiting request (a wedged lock). Times in us.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def count_stalled(use_lock: np.ndarray, use_start: np.ndarray, use_end: np.ndarray,
+                  wait_lock: np.ndarray, wait_from: np.ndarray, wait_to: np.ndarray,
+                  lease_us: float) -> int:
+    """Waits ``[wait_from, wait_to)`` of ``wait_lock`` that contain an idle stretch of
+    their lock (no use ``[use_start, use_end)`` of it in progress) longer than ``lease_us``.
+
+    Only waits longer than a lease can stall, and there are few of them, so the busy
+    intervals are merged only for their locks.
+    """
+    wait_lock = np.asarray(wait_lock, dtype=np.int64)
+    wait_from = np.asarray(wait_from, dtype=np.float64)
+    wait_to = np.asarray(wait_to, dtype=np.float64)
+    long = np.flatnonzero(wait_to - wait_from > lease_us)
+    if len(long) == 0:
+        return 0
+    use_lock = np.asarray(use_lock, dtype=np.int64)
+    keep = np.isin(use_lock, wait_lock[long])
+    lock = use_lock[keep]
+    start = np.asarray(use_start, dtype=np.float64)[keep]
+    end = np.maximum(np.asarray(use_end, dtype=np.float64)[keep], start)
+    order = np.lexsort((start, lock))
+    lock, start, end = lock[order], start[order], end[order]
+    busy: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for value in np.unique(wait_lock[long]).tolist():
+        lo, hi = np.searchsorted(lock, [value, value + 1])
+        busy[value] = _merged(start[lo:hi], end[lo:hi])
+    stalled = 0
+    for k in long.tolist():
+        starts, ends = busy[int(wait_lock[k])]
+        if _longest_idle(starts, ends, wait_from[k], wait_to[k]) > lease_us:
+            stalled += 1
+    return stalled
+
+
+def _merged(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of intervals sorted by start, as disjoint sorted intervals."""
+    if len(start) == 0:
+        return start, end
+    reach = np.maximum.accumulate(end)
+    new = np.ones(len(start), dtype=bool)
+    new[1:] = start[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], len(start)) - 1
+    return start[first], reach[last]
+
+
+def _longest_idle(starts: np.ndarray, ends: np.ndarray, a: float, b: float) -> float:
+    """The longest sub-interval of ``[a, b)`` covered by none of the disjoint, sorted
+    intervals ``[starts, ends)``."""
+    lo = np.searchsorted(ends, a, side="right")
+    hi = np.searchsorted(starts, b, side="left")
+    cursor, longest = a, 0.0
+    for s, e in zip(starts[lo:hi].tolist(), ends[lo:hi].tolist(), strict=True):
+        longest = max(longest, s - cursor)
+        cursor = max(cursor, e)
+    return max(longest, b - cursor)

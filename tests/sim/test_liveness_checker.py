@@ -1,0 +1,47 @@
+"""The liveness checker against a brute-force oracle, and on hand-made cases."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.liveness import count_stalled
+
+HORIZON = 60
+
+
+def oracle(uses, waits, lease):
+    """Walk every unit step of every wait: the longest run of steps in which no use of
+    its lock is in progress."""
+    stalled = 0
+    for lock, a, b in waits:
+        run = longest = 0
+        for t in range(a, b):
+            busy = any(u_lock == lock and s <= t < e for u_lock, s, e in uses)
+            run = 0 if busy else run + 1
+            longest = max(longest, run)
+        stalled += longest > lease
+    return stalled
+
+
+interval = st.tuples(st.integers(0, 2), st.integers(0, HORIZON), st.integers(0, 25))
+
+
+@settings(max_examples=300, deadline=None)
+@given(uses=st.lists(interval, max_size=12), waits=st.lists(interval, max_size=8),
+       lease=st.integers(1, 12))
+def test_count_stalled_matches_the_oracle(uses, waits, lease):
+    uses = [(lock, s, s + d) for lock, s, d in uses]
+    waits = [(lock, s, s + d) for lock, s, d in waits]
+    u = np.array(uses, dtype=np.int64).reshape(-1, 3)
+    w = np.array(waits, dtype=np.int64).reshape(-1, 3)
+    got = count_stalled(u[:, 0], u[:, 1], u[:, 2], w[:, 0], w[:, 1], w[:, 2], lease)
+    assert got == oracle(uses, waits, lease)
+
+
+def test_a_wait_behind_a_busy_lock_is_not_stalled_but_one_on_an_idle_lock_is():
+    uses = np.array([[7, 0, 100], [7, 100, 200], [8, 0, 10]])
+    waits = np.array([[7, 0, 200], [8, 0, 200]])
+    assert count_stalled(uses[:, 0], uses[:, 1], uses[:, 2], waits[:, 0], waits[:, 1],
+                         waits[:, 2], lease_us=50) == 1
