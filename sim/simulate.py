@@ -20,7 +20,7 @@ import pandas as pd
 from netlock import atomic
 from netlock.config import Config
 from netlock.plan import Plan
-from sim.metrics import Latency, in_window, timeseries
+from sim.metrics import Latency, in_window, plan_predicted, timeseries
 from sim.model import Model, build
 from sim.safety import count_violations
 
@@ -128,6 +128,8 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         "stale_grants": stale_grants,
         "hold_time_us": hold_us,
         "plan": plan.summary.to_dict(),
+        "plan_predicted": plan_predicted(plan.summary, granted / window_s, by_switch / window_s,
+                                         (granted - by_switch) / window_s),
         "manager": manager,
         "tenants": {str(t): _tenant_summary(req_w, txn_w, t, window_s) for t in tenants},
     }
