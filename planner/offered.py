@@ -10,21 +10,28 @@ over once per ~5.6 us, so the rack carries at most 1 / (0.091 x 5.6 us) ~ 2 M rp
 fast its 120 clients would otherwise go (24 M rps without conflicts). A plan sized on the
 trace's rates would predict 12x what the rack does.
 
-The model: a closed queueing network solved by exact mean-value analysis (Reiser and
-Lavenberg, 1980). ``tokens`` requests circulate (the requests the clients keep held or
-waiting, by Little's law); each picks exclusive lock i with probability x_i and holds it
-for the hand-over time T (the hold, plus :data:`HANDOVER_PASSES` switch passes), queueing
-FCFS behind earlier exclusive requests; a shared request holds its lock for T without
-queueing (shared holders do not exclude one another). Per token count n = 1..tokens:
+The model: a closed queueing network solved by mean-value analysis (Reiser and Lavenberg,
+1980). ``tokens`` requests circulate (the requests the clients keep held or waiting, by
+Little's law); each picks exclusive lock i with probability x_i and holds it for the
+hand-over time T (the hold, plus :data:`HANDOVER_PASSES` switch passes), queueing FCFS behind
+earlier exclusive requests; a shared request holds its lock for T without queueing (shared
+holders do not exclude one another). A hold in the rack is fixed (round trip, think time,
+passes) up to per-packet jitter (0.5 us on 5.6 us in the paper's testbed: a squared
+coefficient of variation under 2 %), so a request that finds the lock held waits half a hold
+for the holder, not a whole one as for exponential holds (the residual-life form of MVA for
+FCFS stations, Reiser 1979). Per token count n = 1..tokens, with D_i = T x_i and
+U_i = X(n - 1) D_i:
 
-    R_i(n) = T x_i (1 + Q_i(n - 1)),   X(n) = n / (T s + sum_i R_i(n)),   Q_i(n) = X(n) R_i(n)
+    R_i(n) = D_i (1 + Q_i(n - 1) - U_i / 2)
+    X(n) = min(n / (T s + sum_i R_i(n)), 1 / max_i D_i),   Q_i(n) = X(n) R_i(n)
 
-with s the shared share. X(tokens) is the sustained rate; without conflicts it is
-tokens / T, and as exclusive contention grows it tends to 1 / (T max_i x_i). It is exact
-for one-lock transactions with exponential holds, and close for fixed holds near
-saturation (there the bottleneck lock decides). For transactions of several locks it
-treats each held request as its own token, which ignores that a transaction holds its
-locks together: there it is an approximation that errs high as contention grows.
+with s the shared share; 1 / max_i D_i is exact: no lock hands over faster than once per T.
+X(tokens) is the sustained rate; without conflicts it is tokens / T, and as exclusive
+contention grows it tends to 1 / (T max_i x_i). For one-lock transactions it is within a
+few per cent of the simulator (tests/sim/test_plan_predicted.py). For transactions of
+several locks it treats each held request as its own token, which ignores that a
+transaction holds its locks together: there it is an approximation that errs high as
+contention grows.
 """
 
 from __future__ import annotations
@@ -63,17 +70,21 @@ def closed_loop_rps(exclusive_share: np.ndarray, tokens: int, handover_us: float
 
 @njit(cache=True)
 def _mva(demand, multiplicity, delay, tokens):
-    """Exact MVA: throughput (per us) of ``tokens`` jobs over FCFS stations with service
-    demands ``demand`` (us, each ``multiplicity`` times) and a delay station ``delay``."""
+    """MVA with fixed holds: throughput (per us) of ``tokens`` jobs over FCFS stations with
+    service demands ``demand`` (us, each ``multiplicity`` times) and a delay station
+    ``delay`` (the module doc's recursion)."""
     queue = np.zeros(len(demand))
+    residence = np.zeros(len(demand))
+    bound = 1.0 / demand.max() if len(demand) else np.inf
     rate = 0.0
     for n in range(1, tokens + 1):
         cycle = delay
         for j in range(len(demand)):
-            cycle += multiplicity[j] * demand[j] * (1.0 + queue[j])
-        rate = n / cycle
+            residence[j] = demand[j] * (1.0 + queue[j] - 0.5 * rate * demand[j])
+            cycle += multiplicity[j] * residence[j]
+        rate = min(n / cycle, bound)
         for j in range(len(demand)):
-            queue[j] = rate * demand[j] * (1.0 + queue[j])
+            queue[j] = rate * residence[j]
     return rate
 
 

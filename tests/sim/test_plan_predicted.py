@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from netlock.cli.app import app
+from netlock.plan_io import load_plan
 from sim.allocation import known_popularity, plan_from_trace, warmup_trace
 from sim.model import client_workload
 from tests.sim.helpers import CONFIGS, config
@@ -46,6 +47,7 @@ def test_the_plan_and_its_simulation_agree_on_switch_throughput(readme_plan, eng
                                    "--set", f"policy.plan={readme_plan}", "--json"])
     assert out.exit_code == 0, out.output
     result = json.loads(out.stdout)
+    assert result["plan"] == load_plan(readme_plan).summary.to_dict()  # it ran that plan
     predicted = result["plan_predicted"]
     assert predicted["rates"] == "closed-loop"
     assert predicted["measured"]["switch_rps"] == pytest.approx(result["switch_rps"])
@@ -55,14 +57,19 @@ def test_the_plan_and_its_simulation_agree_on_switch_throughput(readme_plan, eng
     assert predicted["ratio"]["total_rps"] == pytest.approx(1.0, abs=0.15)
 
 
-def test_a_plan_made_on_the_fly_reports_its_prediction_too():
-    out = CliRunner().invoke(app, ["sim", str(CFG), *ZIPF, *RUN, "--set", "switch.slots=500",
-                                   "--json"])
+@pytest.mark.parametrize("name, sets", [
+    ("micro-exclusive", [*ZIPF, "--set", "switch.slots=500"]),  # one hot lock bounds the rack
+    ("micro-contended", []),  # 120 clients on 100 locks: waits of half a hold, not a whole one
+])
+def test_a_plan_made_on_the_fly_reports_its_prediction_too(name, sets):
+    out = CliRunner().invoke(app, ["sim", str(CONFIGS / f"{name}.yaml"), *sets, *RUN,
+                                   "--engine", "fast", "--json"])
     assert out.exit_code == 0, out.output
     predicted = json.loads(out.stdout)["plan_predicted"]
     assert set(predicted) >= {"total_rps", "switch_rps", "server_rps", "servers_needed",
                               "measured", "ratio"}
     assert predicted["ratio"]["switch_rps"] == pytest.approx(1.0, abs=0.15)
+    assert predicted["ratio"]["total_rps"] == pytest.approx(1.0, abs=0.15)
 
 
 def _short_warmup_plan(cfg):
