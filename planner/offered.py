@@ -13,14 +13,15 @@ trace's rates would predict 12x what the rack does.
 The model: a closed queueing network solved by mean-value analysis (Reiser and Lavenberg,
 1980). ``tokens`` requests circulate (the requests the clients keep held or waiting, by
 Little's law); each picks exclusive lock i with probability x_i and holds it for the
-hand-over time T (the hold, plus :data:`HANDOVER_PASSES` switch passes), queueing FCFS behind
-earlier exclusive requests; a shared request holds its lock for T without queueing (shared
-holders do not exclude one another). A hold in the rack is fixed (round trip, think time,
-passes) up to per-packet jitter (0.5 us on 5.6 us in the paper's testbed: a squared
-coefficient of variation under 2 %), so a request that finds the lock held waits half a hold
-for the holder, not a whole one as for exponential holds (the residual-life form of MVA for
-FCFS stations, Reiser 1979). Per token count n = 1..tokens, with D_i = T x_i and
-U_i = X(n - 1) D_i:
+hand-over time T (the hold, plus :data:`HANDOVER_PASSES` switch passes), queueing FCFS
+behind earlier exclusive requests; a shared request holds its lock for T without queueing
+(shared holders do not exclude one another; that a shared request also waits behind an
+exclusive holder is left out, so for locks taken in both modes the rate errs high). A hold
+in the rack is fixed (round trip, think time, passes) up to per-packet jitter (0.5 us on 5.6
+us in the paper's testbed: a squared coefficient of variation under 2 %), so a request that
+finds the lock held waits half a hold for the holder, not a whole one as for exponential
+holds (the residual-service correction of MVA for FCFS stations with non-exponential
+service). Per token count n = 1..tokens, with D_i = T x_i and U_i = X(n - 1) D_i:
 
     R_i(n) = D_i (1 + Q_i(n - 1) - U_i / 2)
     X(n) = min(n / (T s + sum_i R_i(n)), 1 / max_i D_i),   Q_i(n) = X(n) R_i(n)
