@@ -240,15 +240,16 @@ def offered_stats(stats: LockStats, trace: Trace, config: Config,
       client machines can generate; otherwise it is the trace's measured total.
     """
     measured_rps = len(trace) / trace.duration_s
+    measured = "pilot" if trace.source == "warm-up run" else "trace"
     popularity = known_popularity(config)
     if popularity is None:
-        return stats, "pilot" if trace.source == "warm-up run" else "trace", 1.0
+        return stats, measured, 1.0
     priorities = config.geometry.priorities
     classes = (np.minimum(trace.priority, priorities - 1) if priorities > 1
                and trace.priority is not None else np.zeros(len(trace), dtype=np.int64))
     class_share = np.bincount(classes, minlength=priorities) / len(trace)
     wl = config.workload
-    total, rates = measured_rps, "pilot" if trace.source == "warm-up run" else "trace"
+    total, rates = measured_rps, measured
     if wl.locks_per_txn == 1:
         exclusive = popularity * float(np.mean(trace.mode == 1))
         handover_us = hold_us + HANDOVER_PASSES * config.switch.pass_us
