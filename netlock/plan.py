@@ -53,6 +53,13 @@ class PlanSummary:
     server_rps: float
     servers_needed: int
     server_rate: float
+    rates: str = "trace"
+    """Where r_i came from: ``trace`` (as measured in the trace: the demand of clients
+    that never wait, an upper bound when locks conflict), ``closed-loop`` (scaled to the
+    rate the rack's clients sustain, planner/offered.py) or ``pilot`` (measured in the
+    simulator's warm-up run)."""
+    rate_scale: float = 1.0
+    """total_rps over the trace's request rate (1 = the trace's rates)."""
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

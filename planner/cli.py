@@ -72,6 +72,10 @@ def plan_command(
     hold_us: Annotated[float | None, typer.Option(
         "--hold-us", help="hold time T for the S/T bound, us (default: network.rtt_us + "
         "workload.think_time_us, else the trace's mean)")] = None,
+    trace_rates: Annotated[bool, typer.Option(
+        "--trace-rates", help="keep the trace's r_i as they are, for a trace recorded from a "
+        "running rack (its requests already waited); by default --config scales a demand "
+        "trace's r_i to what the config's clients offer (planner/offered.py)")] = False,
     priorities: Annotated[int | None, typer.Option(
         "--priorities", help="priority classes of the switch (default: switch.priorities, "
         "else 1)")] = None,
@@ -120,6 +124,8 @@ def plan_command(
         cfg, geometry, slots=slots, server_rate_rps=server_rate, policy=policy,
         contention=contention, seed=seed, hold_time_us=hold_us,
         coarse_group=group if isinstance(group, int) else None)
+    if trace_rates:
+        options = replace(options, handover_us=None)
     found = options.problem(geometry)
     if found:
         raise ConfigError(found)

@@ -8,7 +8,7 @@ migration from it. Pure: no files are read or written here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from planner.ingest import Trace
 from planner.layout import Fragmentation, fragmentation, layout
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import MigrationStep, plan_migration
+from planner.offered import closed_loop_rps, exclusive_shares
 from planner.partition import partition_locks
 
 
@@ -34,6 +35,11 @@ class PlanOptions:
     seed: int = 0
     hold_time_us: float | None = None
     coarse_group: int = 1
+    handover_us: float | None = None
+    """Switch time an exclusive hand-over adds to a hold (us), from the config's switch
+    (:data:`planner.offered.HANDOVER_PASSES` passes). Given, the trace is read as the
+    workload's demand and r_i are scaled to what a closed loop of its clients sustains
+    (:mod:`planner.offered`); None keeps the trace's rates and states their bound."""
 
     def problem(self, geometry: SwitchGeometry) -> str | None:
         """The first unusable option as ``--flag: what``, or None."""
@@ -52,6 +58,8 @@ class PlanOptions:
             return f"--hold-us: must be >= 0, got {self.hold_time_us}"
         if self.coarse_group < 1:
             return f"--coarse: must be >= 1, got {self.coarse_group}"
+        if self.handover_us is not None and not self.handover_us >= 0:
+            return f"switch.pass_us: must be >= 0, got a hand-over of {self.handover_us} us"
         return None
 
 
@@ -96,8 +104,16 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
         raise TraceError(f"{trace.source}: the trace spans no time (max t_release = min "
                          f"t_request), so request rates are undefined")
     stats = measure(trace, options.contention, geometry.priorities, options.coarse_group)
-    hold_us, hold_source = _hold_time(trace, options)
-    plan, slots = plan_from_stats(stats, geometry, options, hold_us, live, digest)
+    trace_hold_us = _mean_hold_us(trace)
+    hold_us, hold_source = ((float(options.hold_time_us), "given")
+                            if options.hold_time_us is not None else (trace_hold_us, "trace mean"))
+    demand = Demand.of(trace, options, trace_hold_us)
+    scale = demand.scale if options.handover_us is not None else 1.0
+    if scale < 1.0:
+        stats = replace(stats, rate_rps=stats.rate_rps * scale)
+    plan, slots = plan_from_stats(stats, geometry, options, hold_us, live, digest,
+                                  rates="closed-loop" if scale < 1.0 else "trace",
+                                  rate_scale=scale)
     entries, switch = plan.entries, plan.summary.switch_rps
     bound = st_bound_rps(options.slots, hold_us)
     return PlanReport(
@@ -109,15 +125,18 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
         fragmentation=fragmentation(entries, geometry),
         migration=None if live is None else plan_migration(live.entries, entries,
                                                            geometry.total_slots),
-        warnings=_warnings(trace, geometry, options, switch, bound, hold_us),
+        warnings=demand.warnings(options) + _warnings(trace, geometry, options, switch,
+                                                       bound, hold_us),
         coarse_group=options.coarse_group)
 
 
 def plan_from_stats(stats: LockStats, geometry: SwitchGeometry, options: PlanOptions,
                     hold_time_us: float, live: Plan | None = None,
-                    digest: str | None = None) -> tuple[Plan, np.ndarray]:
+                    digest: str | None = None, rates: str = "trace",
+                    rate_scale: float = 1.0) -> tuple[Plan, np.ndarray]:
     """Allocate (Algorithm 3 or random), lay out, size and partition from measured r_i and
-    c_i (``stats``); also returns the slots given to each item of ``stats``."""
+    c_i (``stats``); also returns the slots given to each item of ``stats``. ``rates`` and
+    ``rate_scale`` say where r_i came from (:class:`netlock.plan.PlanSummary`)."""
     capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
     slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
                      capacities, options.policy, options.seed)
@@ -138,7 +157,8 @@ def plan_from_stats(stats: LockStats, geometry: SwitchGeometry, options: PlanOpt
             policy=options.policy, slots_total=options.slots,
             slots_used=int(entries.slots.sum()), locks_total=_distinct(stats.lock_id),
             locks_in_switch=_distinct(entries.lock_id), total_rps=total, switch_rps=switch,
-            server_rps=server, servers_needed=needed, server_rate=options.server_rate_rps))
+            server_rps=server, servers_needed=needed, server_rate=options.server_rate_rps,
+            rates=rates, rate_scale=rate_scale))
     bug = plan.problem()
     if bug:
         raise PlanError(f"internal: the computed plan is inconsistent: row {bug[0]}: {bug[1]}")
@@ -161,13 +181,59 @@ def _distinct(lock_id: np.ndarray) -> int:
         else 0
 
 
-def _hold_time(trace: Trace, options: PlanOptions) -> tuple[float, str]:
-    if options.hold_time_us is not None:
-        return float(options.hold_time_us), "given"
+def _mean_hold_us(trace: Trace) -> float:
+    """Mean t_release - t_request over the trace, us (summed in chunks: 8 bytes a row)."""
     step = 1 << 20
     total = sum(float(np.sum(trace.t_release[i:i + step] - trace.t_request[i:i + step]))
                 for i in range(0, len(trace), step))
-    return total / len(trace) * 1e6, "trace mean"
+    return total / len(trace) * 1e6
+
+
+@dataclass(frozen=True)
+class Demand:
+    """The trace's total rate beside the closed-loop rate of the same clients.
+
+    ``in_flight`` is the mean number of requests the trace holds at once (Little's law:
+    trace rate x mean hold); ``handover_us`` is the mean hold plus the switch's hand-over
+    time. ``closed_loop_rps`` is what those requests sustain when exclusive requests for
+    one lock take turns (:func:`planner.offered.closed_loop_rps`); it equals the trace
+    rate (less the hand-over passes) when nothing conflicts.
+    """
+
+    trace_rps: float
+    closed_loop_rps: float
+    in_flight: int
+    handover_us: float
+
+    @classmethod
+    def of(cls, trace: Trace, options: PlanOptions, mean_hold_us: float) -> Demand:
+        trace_rps = len(trace) / trace.duration_s
+        in_flight = max(round(trace_rps * mean_hold_us * 1e-6), 1)
+        handover = mean_hold_us + (options.handover_us or 0.0)
+        locks = trace.lock_id // options.coarse_group
+        rate = closed_loop_rps(exclusive_shares(locks, trace.mode), in_flight, handover)
+        return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
+
+    @property
+    def scale(self) -> float:
+        return self.closed_loop_rps / self.trace_rps
+
+    def warnings(self, options: PlanOptions) -> tuple[str, ...]:
+        model = (f"{self.in_flight} requests in flight taking turns on exclusive locks "
+                 f"({self.handover_us:.3g} us per hand-over) sustain "
+                 f"{self.closed_loop_rps:,.0f} rps")
+        if options.handover_us is not None:
+            if self.scale >= 1.0:
+                return ()
+            return (f"r_i are scaled by {self.scale:.3g} from the trace's "
+                    f"{self.trace_rps:,.0f} rps to the rate the rack's clients offer: "
+                    f"{model} (closed-loop model, planner/offered.py)",)
+        if self.scale >= 1.0 - 1.0 / self.in_flight:
+            return ()  # no conflicts: the model differs only by rounding the in-flight count
+        return (f"r_i are the trace's request rates, an upper bound {1 / self.scale:.3g}x "
+                f"too high if its requests never waited for locks (as `netlock trace gen` "
+                f"writes them): {model}; plan with --config (without --trace-rates) for the "
+                f"rates the rack's clients offer",)
 
 
 def _warnings(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, switch_rps: float,

@@ -18,6 +18,11 @@ def _rate(rps: float) -> str:
     return f"{rps:,.0f} rps"
 
 
+_RATES = {"trace": "the trace's rates",
+          "closed-loop": "what the rack's clients offer, closed-loop model",
+          "pilot": "measured in a warm-up run"}
+
+
 def summary_table(report: PlanReport) -> Table:
     s = report.plan.summary
     table = Table(title=f"Plan ({s.policy}, c_i = {report.stats.statistic} concurrency)",
@@ -28,7 +33,7 @@ def summary_table(report: PlanReport) -> Table:
     rows = [
         ("switch slots used / budget", f"{s.slots_used:,} / {s.slots_total:,}"),
         ("locks in switch / total", f"{s.locks_in_switch:,} / {s.locks_total:,}"),
-        ("total request rate", _rate(s.total_rps)),
+        ("total request rate", f"{_rate(s.total_rps)} ({_RATES.get(s.rates, s.rates)})"),
         ("switch guarantees (sum r s / c)", f"{_rate(s.switch_rps)} ({share:.1%})"),
         ("lock servers carry", _rate(s.server_rps)),
         ("lock servers needed", f"{s.servers_needed} at {_rate(s.server_rate)} each"),

@@ -13,6 +13,7 @@ from pathlib import Path
 from netlock.config import Config, default_config, load_config
 from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
+from planner.offered import HANDOVER_PASSES
 from planner.planning import PlanOptions
 from planner.tracegen import TraceTiming
 
@@ -69,7 +70,8 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
             policy=config.policy.allocation, contention=config.policy.contention,
             seed=config.sim.seed,
             hold_time_us=config.network.rtt_us + config.workload.think_time_us,
-            coarse_group=config.policy.coarse_group)
+            coarse_group=config.policy.coarse_group,
+            handover_us=HANDOVER_PASSES * config.switch.pass_us)
     return replace(base, **{name: value for name, value in flags.items() if value is not None})
 
 

@@ -8,7 +8,9 @@ think time, and released together at ``t0 + (m - 1) * request_gap_us + hold`` wi
 transaction starts at that release, or later if ``rate_rps`` caps the client's request
 rate. Clients start at random phases within one hold time. Requests are not delayed by
 conflicts, so overlapping intervals on a lock measure the concurrent demand the switch
-queue must hold (c_i), which is what the planner needs.
+queue must hold (c_i), which is what the planner needs. For the same reason the rates are
+demand, not what the rack carries: when exclusive locks conflict, clients wait and send
+less (``netlock plan --config`` scales r_i to the closed-loop rate, ``planner/offered.py``).
 
 Rows are sorted by ``t_request`` and cut at exactly ``requests`` rows, taken from the
 span every client has covered. Times are rounded to whole nanoseconds, so CSV and Parquet

@@ -4,9 +4,12 @@ NetLock measures r_i and c_i in the running rack; the simulator does the same wi
 warm-up run of the rack with every lock on the lock servers (:func:`trace_from_uses`; see
 :func:`sim.model.build`). Without lock servers it synthesises a trace instead
 (:func:`warmup_trace`): every client runs its transactions back to back with the network's
-round trip, the data read and the think time. r_i is measured per the trace format
-(requests / span) with :func:`planner.measure.measure`; c_i is the larger of the measured
-concurrency and the number of clients that asked for the lock (:func:`contention`). The
+round trip, the data read and the think time. c_i is the larger of the concurrency
+measured with :func:`planner.measure.measure` and the number of clients that asked for the
+lock (:func:`contention`). r_i are the rates the planned rack will offer
+(:func:`offered_stats`): a micro workload's from its known distribution for every lock it
+can draw (with one lock per transaction, totalling the closed-loop rate of its clients);
+other workloads' as measured. The
 planner's :func:`planner.planning.plan_from_stats` then gives the switch-resident locks
 their regions under ``policy.allocation`` and ``switch.slots``;
 locks outside the switch are split over ``servers.count`` lock servers by
@@ -29,9 +32,12 @@ from netlock.config import Config
 from netlock.plan import Plan
 from planner.ingest import Trace
 from planner.measure import LockStats, measure
+from planner.offered import HANDOVER_PASSES, closed_loop_rps
 from planner.partition import partition_locks
 from planner.planning import PlanOptions, plan_from_stats
+from sim.workloads import workload_from_config
 from sim.workloads.base import TxnBatch, Workload
+from sim.workloads.micro import MicroWorkload
 
 WARMUP_REQUESTS = 200_000
 MIN_TXNS_PER_CLIENT = 8
@@ -182,20 +188,102 @@ def contention(warmup: Warmup, stats: LockStats, priorities: int) -> np.ndarray:
 def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
                     slots: int | None = None) -> tuple[Plan, Partition]:
     """The plan for ``config`` (or for ``slots`` switch slots) and the lock servers'
-    partition, from a warm-up trace: the planner's Algorithm 3 (or random) on r_i and c_i
-    measured from it, c_i raised to the number of clients that asked for each lock. The
-    trace already holds coarse lock ids (:class:`CoarseWorkload`); the plan records K."""
+    partition, from a warm-up trace: the planner's Algorithm 3 (or random) on c_i measured
+    from it (raised to the number of clients that asked for each lock) and on the r_i the
+    rack offers (:func:`offered_stats`). The trace already holds coarse lock ids
+    (:class:`CoarseWorkload`); the plan records K."""
     geometry = config.geometry
     stats = measure(warmup.trace, config.policy.contention, geometry.priorities)
     stats = replace(stats, contention=contention(warmup, stats, geometry.priorities))
+    stats, rates, scale = offered_stats(stats, warmup.trace, config, hold_us)
     options = PlanOptions(
         slots=config.switch.slots if slots is None else slots,
         server_rate_rps=config.servers.capacity_rps, policy=config.policy.allocation,
         contention=config.policy.contention, seed=config.sim.seed,
         coarse_group=config.policy.coarse_group)
-    plan, given = plan_from_stats(stats, geometry, options, hold_us)
+    plan, given = plan_from_stats(stats, geometry, options, hold_us, rates=rates,
+                                  rate_scale=scale)
     load = stats.rate_rps * (1.0 - given / np.maximum(stats.contention, 1))
     return plan, partition(stats.lock_id, load, config)
+
+
+def known_popularity(config: Config) -> np.ndarray | None:
+    """Per lock id (coarse ids under ``policy.coarse_group``), the share of requests that
+    ask for it, when the workload knows it exactly: the microbenchmark draws each lock
+    from its Zipf / uniform pmf (exact for one lock per transaction; with several distinct
+    locks per transaction the hottest are slightly less likely than the pmf says). None for
+    workloads whose popularity is only known by sampling (TPC-C, traces)."""
+    workload = workload_from_config(config) if config.workload.kind == "micro" else None
+    if not isinstance(workload, MicroWorkload):
+        return None
+    pmf = workload.pmf()
+    group = config.policy.coarse_group
+    return np.add.reduceat(pmf, np.arange(0, len(pmf), group)) if group > 1 else pmf
+
+
+def offered_stats(stats: LockStats, trace: Trace, config: Config,
+                  hold_us: float) -> tuple[LockStats, str, float]:
+    """``stats`` with the r_i the planned rack will offer, where the rates come from, and
+    their total over the trace's.
+
+    Why: the warm-up trace is a different rack (every lock on the lock servers, or clients
+    that never wait), so its rates are not the planned rack's, and a warm-up too short for
+    the lock count never sees most locks of a large uniform workload, which then would all
+    be left to the lock servers. So:
+
+    - a workload with a known popularity (:func:`known_popularity`) gives every lock it can
+      draw a rate, in every priority class in the trace's proportions; c_i is the measured
+      one where the warm-up saw the lock, else 1 (one request at a time);
+    - for one-lock transactions the total is the closed-loop rate of the config's clients
+      (:func:`planner.offered.closed_loop_rps`: each client keeps one request, an exclusive
+      lock hands over once per hold plus the switch's hand-over passes), capped by what the
+      client machines can generate; otherwise it is the trace's measured total.
+    """
+    measured_rps = len(trace) / trace.duration_s
+    measured = "pilot" if trace.source == "warm-up run" else "trace"
+    popularity = known_popularity(config)
+    if popularity is None:
+        return stats, measured, 1.0
+    priorities = config.geometry.priorities
+    classes = (np.minimum(trace.priority, priorities - 1) if priorities > 1
+               and trace.priority is not None else np.zeros(len(trace), dtype=np.int64))
+    class_share = np.bincount(classes, minlength=priorities) / len(trace)
+    wl = config.workload
+    total, rates = measured_rps, measured
+    if wl.locks_per_txn == 1:
+        exclusive = popularity * float(np.mean(trace.mode == 1))
+        handover_us = hold_us + HANDOVER_PASSES * config.switch.pass_us
+        caps = [config.clients.machines * config.clients.rate_rps]
+        if wl.rate_rps > 0:
+            caps.append(wl.clients * wl.rate_rps)
+        total = min(closed_loop_rps(exclusive, wl.clients, handover_us), *caps)
+        rates = "closed-loop"
+    return every_lock(stats, popularity, class_share, total), rates, total / measured_rps
+
+
+def every_lock(stats: LockStats, popularity: np.ndarray, class_share: np.ndarray,
+               total_rps: float) -> LockStats:
+    """``stats`` over every (lock, class) with a non-zero share: r_i = ``total_rps`` x the
+    lock's popularity x the class's share; measured requests and c_i where ``stats`` has
+    the item, else no requests and c_i = 1."""
+    classes = np.flatnonzero(class_share > 0)
+    locks = np.arange(len(popularity), dtype=np.int64)
+    lock_id = np.repeat(locks, len(classes))
+    priority = np.tile(classes, len(locks)).astype(np.int64)
+    p = len(class_share)
+    keys = lock_id * p + priority
+    at = np.searchsorted(keys, stats.lock_id * p + stats.priority)
+    requests = np.zeros(len(keys), dtype=stats.requests.dtype)
+    requests[at] = stats.requests
+    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(requests, out=offsets[1:])
+    found = np.ones(len(keys), dtype=np.int64)
+    cmax = found.copy()
+    found[at] = stats.contention
+    cmax[at] = stats.contention_max
+    return replace(stats, lock_id=lock_id, priority=priority, requests=requests,
+                   rate_rps=total_rps * popularity[lock_id] * class_share[priority],
+                   contention=found, contention_max=cmax, offsets=offsets)
 
 
 def partition(lock_id: np.ndarray, load_rps: np.ndarray, config: Config) -> Partition:

@@ -12,9 +12,12 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from itertools import chain
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from netlock.plan import PlanSummary, servers_needed
 
 USE_FIELDS = ("t_us", "latency_us", "tenant", "source", "lock", "mode", "end_us", "client",
               "asked_us")
@@ -134,3 +137,18 @@ def timeseries(requests: pd.DataFrame, txns: pd.DataFrame, end_us: float,
             "tps": txn_counts / (bin_us / 1e6),
         }))
     return pd.concat(rows, ignore_index=True)
+
+
+def plan_predicted(plan: PlanSummary, total_rps: float, switch_rps: float,
+                   server_rps: float) -> dict[str, Any]:
+    """The plan's predicted rates (rps) and server count beside the measured ones, and
+    measured / predicted per rate (None where the plan predicts 0), so that a run shows
+    how far the plan it follows was from what the rack did. ``rates`` is where the plan's
+    r_i came from (:class:`netlock.plan.PlanSummary`)."""
+    measured = {"total_rps": total_rps, "switch_rps": switch_rps, "server_rps": server_rps,
+                "servers_needed": servers_needed(server_rps, plan.server_rate)}
+    predicted = {"total_rps": plan.total_rps, "switch_rps": plan.switch_rps,
+                 "server_rps": plan.server_rps, "servers_needed": plan.servers_needed}
+    ratio = {key: (measured[key] / predicted[key] if predicted[key] > 0 else None)
+             for key in ("total_rps", "switch_rps", "server_rps")}
+    return {**predicted, "rates": plan.rates, "measured": measured, "ratio": ratio}

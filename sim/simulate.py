@@ -21,7 +21,7 @@ from netlock import atomic
 from netlock.config import Config
 from netlock.plan import Plan
 from sim.liveness import count_stalled
-from sim.metrics import Latency, in_window, timeseries
+from sim.metrics import Latency, in_window, plan_predicted, timeseries
 from sim.model import Model, build
 from sim.safety import count_violations
 
@@ -133,6 +133,8 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         "stale_grants": stale_grants,
         "hold_time_us": hold_us,
         "plan": plan.summary.to_dict(),
+        "plan_predicted": plan_predicted(plan.summary, granted / window_s, by_switch / window_s,
+                                         (granted - by_switch) / window_s),
         "manager": manager,
         "tenants": {str(t): _tenant_summary(req_w, txn_w, t, window_s) for t in tenants},
     }

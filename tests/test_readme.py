@@ -28,4 +28,6 @@ def test_readme_session_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     for name in ("zipf.parquet", "plan.yaml", "plan.png", "switch.json", "sweep/results.csv"):
         assert (tmp_path / name).exists(), name
-    assert yaml.safe_load((tmp_path / "plan.yaml").read_text())["summary"]["locks_in_switch"] > 0
+    summary = yaml.safe_load((tmp_path / "plan.yaml").read_text())["summary"]
+    assert summary["locks_in_switch"] > 0
+    assert summary["rates"] == "closed-loop"  # --config: the rates the rack's clients offer

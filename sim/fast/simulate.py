@@ -45,6 +45,7 @@ from sim.model import (
     PILOT_TXNS_PER_CLIENT,
     client_workload,
     pilot_key,
+    plan_from_file,
 )
 from sim.simulate import SimResult, result_of
 
@@ -79,6 +80,9 @@ def build(config: Config, plan: Plan | None = None,
 
 
 def make_plan(config: Config, hold_us: float) -> tuple[Plan, Partition]:
+    """The plan named by ``policy.plan``, else one made as :func:`sim.model.build` makes it."""
+    if config.policy.plan:
+        return plan_from_file(config)
     tenant_of = {t.id: t for t in config.tenants}
     priorities = [tenant_of[t].priority for t in config.client_tenants]
     plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))

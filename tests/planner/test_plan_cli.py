@@ -16,7 +16,8 @@ from planner.ingest import read_trace
 from tests.planner.traces import trace_frame, write_frame
 
 SUMMARY_KEYS = ["policy", "slots_total", "slots_used", "locks_total", "locks_in_switch",
-                "total_rps", "switch_rps", "server_rps", "servers_needed", "server_rate"]
+                "total_rps", "switch_rps", "server_rps", "servers_needed", "server_rate",
+                "rates", "rate_scale"]
 
 
 def run(*args: str):
