@@ -6,9 +6,12 @@ context runs one transaction at a time (netlock-repo ``dpdk_code/client_code/cli
 - it sends **all** the transaction's acquires back to back, without waiting for grants;
 - once every acquire is granted it thinks, then sends all the releases, and starts the
   next transaction;
-- an attempt not fully granted within :func:`attempt_timeout_us` of its start releases the
-  locks it holds (this is also how deadlocks between transactions resolve) and, after a
-  random back-off of :func:`backoff_slots` slots, sends the same transaction again;
+- an attempt of several locks not fully granted within :func:`attempt_timeout_us` of its
+  start releases the locks it holds (this is how deadlocks between transactions resolve)
+  and, after a random back-off of :func:`backoff_slots` slots, sends the same transaction
+  again; a one-lock attempt cannot deadlock and waits for its grant for a lease (the
+  authors' microbenchmark client applies no transaction timeout; the paper's clients
+  "retry when the leases expire");
 - grants that reach an attempt already given up are released at once.
 
 These are the rules both simulation engines apply; each keeps its own bookkeeping of
@@ -25,10 +28,19 @@ MASK32 = 0xFFFFFFFF
 
 
 @kernel
-def attempt_timeout_us(timeout_us: float, think_us: float) -> float:
-    """How long an attempt may wait for its grants: the client's timeout, and at least two
-    think times (``max(timeout_slot, think_time * 2)`` in the authors' client)."""
-    return max(timeout_us, 2.0 * think_us)
+def attempt_timeout_us(locks: int, timeout_us: float, think_us: float,
+                       lease_us: float) -> float:
+    """How long an attempt of ``locks`` locks may wait for its grants: for several locks
+    the client's timeout, and at least two think times (``max(timeout_slot, think_time *
+    2)`` in the authors' client); for one lock, which cannot deadlock, a lease (only a lost
+    packet keeps it waiting that long).
+
+    A one-lock request given up while queued still holds its place in the queue (NetLock
+    has no cancel), so timing it out behind a long queue only lengthens the queue.
+    """
+    if locks > 1:
+        return max(timeout_us, 2.0 * think_us)
+    return lease_us
 
 
 @kernel
@@ -52,3 +64,12 @@ def backoff_slots(seed: int, client: int, abort: int, slots: int) -> int:
     h = _mix32(h ^ (client & MASK32))
     h = _mix32(h ^ (abort & MASK32))
     return h % slots
+
+
+@kernel
+def longest_hold_us(locks: int, timeout_us: float, think_us: float, read_us: float) -> float:
+    """The longest a live client holds a lock of an attempt of up to ``locks`` locks (us):
+    with several, the first grant can come right after the attempt starts and the last one
+    just before the attempt timeout; then it reads its data (``read_us``) and thinks. A
+    lease must be longer, or slow transactions retry."""
+    return attempt_timeout_us(locks, timeout_us, think_us, 0.0) + read_us + think_us

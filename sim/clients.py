@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from netlock.client import backoff_slots
+from netlock.client import attempt_timeout_us, backoff_slots
 from sim.engine import ACQUIRE, RELEASE, Engine, Req
 from sim.metrics import Recorder
 from sim.network import Machine, Network
@@ -48,8 +48,9 @@ BURST_US = 0.1
 @dataclass(frozen=True)
 class ClientParams:
     """Timing shared by all clients, in us; ``fetch_hops`` = 0 when no data read is
-    modelled. ``timeout_us``: the attempt timeout (:func:`netlock.client.attempt_timeout_us`);
-    a retry waits ``backoff_slots(seed, client, n, slots) * slot_us``."""
+    modelled. ``timeout_us`` and ``lease_us`` make an attempt's timeout
+    (:func:`netlock.client.attempt_timeout_us`); a retry waits
+    ``backoff_slots(seed, client, n, slots) * slot_us``."""
 
     think_us: float
     lease_us: float
@@ -129,7 +130,9 @@ class Client:
         self.instant = params.think_us <= 0 and params.fetch_hops == 0
         self.fast = self.instant and params.gap_per_lock_us <= 0
         self.lease_us = params.lease_us
-        self.timeout_us = params.timeout_us
+        self.timeout_one_us = attempt_timeout_us(1, params.timeout_us, params.think_us,
+                                                 params.lease_us)
+        """The timeout of one-lock attempts (the inline path's)."""
         self.aborts = 0
         self.lossy = rack.network.loss > 0
         self.hops = rack.network.block
@@ -182,7 +185,9 @@ class Client:
         tenant, priority = self.tenant, self.priority
         reqs = [Req(rid + k, self, attempt, lock, mode, tenant, priority, now)
                 for k, (lock, mode) in enumerate(zip(self.locks, self.modes, strict=True))]
-        self.deadline = now + self.timeout_us
+        p = self.p
+        self.deadline = now + attempt_timeout_us(len(self.locks), p.timeout_us, p.think_us,
+                                                 p.lease_us)
         if self.timer_at == math.inf:
             self.timer_at = self.deadline
             self.at(self.deadline, self.on_timer)
@@ -286,7 +291,7 @@ class Client:
             new.t_created = t
             new.op = ACQUIRE
             new.source = -1
-        self.deadline = deadline = t + self.timeout_us
+        self.deadline = deadline = t + self.timeout_one_us
         if self.timer_at == INF:
             self.timer_at = deadline
             self.at(deadline, self.on_timer)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from netlock.client import attempt_timeout_us
 from netlock.config import Config
 from netlock.errors import ConfigError
 from netlock.plan import Plan
@@ -22,7 +21,6 @@ from sim.allocation import (
     CoarseWorkload,
     Partition,
     Warmup,
-    hold_time_us,
     plan_from_trace,
     trace_from_uses,
     warmup_trace,
@@ -34,6 +32,7 @@ from sim.managers.netlock.manager import NetLockManager
 from sim.metrics import Recorder
 from sim.network import Network
 from sim.replay import TraceWorkload
+from sim.spec import run_spec
 from sim.workloads import Workload, workload_from_config
 
 PILOT_TXNS_PER_CLIENT = 20
@@ -43,11 +42,6 @@ PILOT_MAX_US = 50_000.0
 PILOT_STREAM = 1
 FLUSH_EVERY_US = 500.0
 """Simulated time between moves of the clients' records into compact arrays."""
-DATA_READ_HOPS = 4
-"""TPC-C transactions read their rows once locked: one round trip to a database server
-(client -> switch -> server and back). Microbenchmark and trace replays model locks only."""
-
-
 @dataclass
 class Model:
     """One rack, built and ready to run."""
@@ -112,13 +106,6 @@ def client_workload(config: Config) -> Workload:
     return CoarseWorkload(workload, group) if group > 1 else workload
 
 
-def lease_guard_us(config: Config) -> float:
-    """How long before its lease ends a client stops using a lock (us): a release must
-    reach the switch before the lease sweep could hand the lock to someone else, so the
-    client keeps one round trip plus ten jitter deviations of margin."""
-    return config.network.rtt_us + 10 * config.network.jitter_us
-
-
 def build(config: Config) -> Model:
     """The model of ``config``, with a plan made on the fly from a warm-up trace.
 
@@ -126,19 +113,17 @@ def build(config: Config) -> Model:
     servers, with its own random streams; its granted requests are the trace the plan is
     measured from (:mod:`sim.allocation`).
     """
-    wl = config.workload
-    tenant_of = {t.id: t for t in config.tenants}
-    priorities = [tenant_of[t].priority for t in config.client_tenants]
-    reads_data = wl.kind == "tpcc"
-    fetch_hops = DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
-    hold_us = hold_time_us(config, fetch_hops)
+    spec = run_spec(config)
     if config.policy.plan:
         return assemble(config, *plan_from_file(config), seed_key=config.sim.seed)
+    priorities = list(spec.priorities)
     plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
-    trace = warmup_trace(client_workload(config), config, priorities, fetch_hops, plan_rng)
+    trace = warmup_trace(client_workload(config), config, priorities, spec.fetch_hops,
+                         plan_rng)
     if config.switch.slots > 0 and config.servers.count > 0:
-        trace = pilot_trace(config, trace, priorities, hold_us)
-    return assemble(config, *plan_from_trace(trace, config, hold_us), seed_key=config.sim.seed)
+        trace = pilot_trace(config, trace, priorities, spec.hold_us)
+    return assemble(config, *plan_from_trace(trace, config, spec.hold_us),
+                    seed_key=config.sim.seed)
 
 
 def plan_from_file(config: Config) -> tuple[Plan, Partition]:
@@ -215,32 +200,25 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
                       net_rng)
     recorder = Recorder()
     workload = client_workload(config)
+    spec = run_spec(config)
     tenant_of = {t.id: t for t in config.tenants}
     tenants = list(config.client_tenants)
-    priorities = [tenant_of[t].priority for t in tenants]
-    reads_data = wl.kind == "tpcc"
-    fetch_hops = DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
     manager = NetLockManager(engine, network, config, plan, partition,
-                             one_rtt=reads_data and config.network.one_rtt)
+                             grant_extra_hops=spec.grant_extra_hops)
     rack = Rack(engine, network, recorder, manager.packet_handlers)
-    lease_us = config.lease.us - lease_guard_us(config)
-    if lease_us <= 0:
-        raise ConfigError(f"{config.source}: lease.us: {config.lease.us:g} us is too short: "
-                          f"clients keep {lease_guard_us(config):g} us of margin (a round trip "
-                          f"plus ten jitter deviations) before a lease ends")
     cl = config.clients
     params = ClientParams(
-        think_us=wl.think_time_us, lease_us=lease_us,
-        timeout_us=attempt_timeout_us(cl.timeout_us, wl.think_time_us), fetch_hops=fetch_hops,
+        think_us=wl.think_time_us, lease_us=spec.client_lease_us,
+        timeout_us=cl.timeout_us, fetch_hops=spec.fetch_hops,
         gap_per_lock_us=1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0,
         seed=config.sim.seed, backoff_slot_us=cl.backoff_slot_us,
         backoff_slots=cl.backoff_slots)
     machines = client_machines(wl.clients, config.clients.machines, config.clients.rate_rps)
-    clients = make_clients(rack, workload, params, machines, tenants, priorities,
+    clients = make_clients(rack, workload, params, machines, tenants, list(spec.priorities),
                            streams[3:])
     phase = start_rng.uniform(0.0, config.network.rtt_us / 2.0, wl.clients)
     for client, offset in zip(clients, phase.tolist(), strict=True):
         client.start(tenant_of[client.tenant].start_s * 1e6 + offset)
     return Model(config=config, engine=engine, network=network, recorder=recorder,
                  manager=manager, clients=clients, workload=workload, plan=plan,
-                 hold_us=hold_time_us(config, fetch_hops), probe_rng=probe_rng)
+                 hold_us=spec.hold_us, probe_rng=probe_rng)

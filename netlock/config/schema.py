@@ -100,9 +100,9 @@ class Clients:
                         "spread over them round-robin", min=1)
     rate_rps: float = key(18.0e6, "lock requests one client machine can generate per "
                           "second, shared by its contexts, rps", above=0.0)
-    timeout_us: float = key(400.0, "an attempt not fully granted this long after it started "
-                            "(or two think times, if longer) releases what it holds and is "
-                            "retried, us", above=0.0)
+    timeout_us: float = key(400.0, "an attempt of several locks not fully granted this long "
+                            "after it started (or two think times, if longer) releases what "
+                            "it holds and is retried, us", above=0.0)
     backoff_slot_us: float = key(30.0, "one slot of the random back-off before a retry, us",
                                  min=0.0)
     backoff_slots: int = key(10, "the back-off is uniform over 0 .. backoff_slots - 1 slots",

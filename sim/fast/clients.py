@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from netlock.client import backoff_slots
+from netlock.client import attempt_timeout_us, backoff_slots
 from sim.fast import heap
 from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.prefetch import warm_switch_rows, warm_txns
@@ -196,7 +196,8 @@ def new_attempt(r: Rack, c: int, now: float, count: int) -> int:
     for k in range(n):
         r.burst[count + k] = new_request(r, c, attempt, r.cur_lock[c, k], r.cur_mode[c, k],
                                          now)
-    _arm_timer(r, c, now + r.pf[P_TIMEOUT])
+    _arm_timer(r, c, now + attempt_timeout_us(n, r.pf[P_TIMEOUT], r.pf[P_THINK],
+                                              r.pf[P_LEASE_CLIENT]))
     return count + n
 
 

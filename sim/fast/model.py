@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from netlock.client import attempt_timeout_us
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
@@ -88,8 +87,9 @@ from sim.fast.state import (
 )
 from sim.managers.netlock.manager import switch_dataplane
 from sim.metrics import TXN_DTYPE, USE_DTYPE
-from sim.model import DATA_READ_HOPS, client_workload, lease_guard_us
+from sim.model import client_workload
 from sim.network import BLOCK
+from sim.spec import run_spec
 from sim.workloads import Workload
 
 BURST_US = 0.1
@@ -301,14 +301,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     longest = max_locks(workload)
     tenant_of = {t.id: t for t in config.tenants}
     tenants = list(config.client_tenants)
-    reads_data = wl.kind == "tpcc"
-    one_rtt = reads_data and config.network.one_rtt
-    fetch_hops = DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
-    lease_us = config.lease.us - lease_guard_us(config)
-    if lease_us <= 0:
-        raise ConfigError(f"{config.source}: lease.us: {config.lease.us:g} us is too short: "
-                          f"clients keep {lease_guard_us(config):g} us of margin (a round trip "
-                          f"plus ten jitter deviations) before a lease ends")
+    spec = run_spec(config)
+    fetch_hops = spec.fetch_hops
     dp = new_switch(config, plan)
     resident = np.array(dp.resident_locks, dtype=np.int64)
     index = dp.lock_indices(resident)
@@ -325,8 +319,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     pf[P_PASS_US] = config.switch.pass_us
     pf[P_PASS_GAP] = 1e6 / config.switch.rate_pps
     pf[P_THINK] = wl.think_time_us
-    pf[P_LEASE_CLIENT] = lease_us
-    pf[P_TIMEOUT] = attempt_timeout_us(config.clients.timeout_us, wl.think_time_us)
+    pf[P_LEASE_CLIENT] = spec.client_lease_us
+    pf[P_TIMEOUT] = config.clients.timeout_us
     pf[P_BACKOFF_SLOT] = config.clients.backoff_slot_us
     pf[P_GAP_PER_LOCK] = 1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0
     pf[P_SWEEP] = config.lease.sweep_us
@@ -337,7 +331,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     instant = wl.think_time_us <= 0 and fetch_hops == 0
     pi[I_LOSSY] = int(config.network.loss > 0)
     pi[I_FETCH_HOPS] = fetch_hops
-    pi[I_EXTRA_HOPS] = 2 if one_rtt else 0
+    pi[I_EXTRA_HOPS] = spec.grant_extra_hops
     pi[I_SERVERS] = servers.count
     pi[I_LEASE_MGR] = round(config.lease.us)
     pi[I_INSTANT] = int(instant)

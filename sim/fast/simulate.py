@@ -19,7 +19,6 @@ from netlock.plan import Plan
 from sim.allocation import (
     Partition,
     Warmup,
-    hold_time_us,
     plan_from_trace,
     trace_from_uses,
     warmup_trace,
@@ -37,7 +36,6 @@ from sim.fast.state import (
     SF_BUSY,
 )
 from sim.model import (
-    DATA_READ_HOPS,
     PILOT_MAX_US,
     PILOT_REQUESTS,
     PILOT_STEP_US,
@@ -48,6 +46,7 @@ from sim.model import (
     plan_from_file,
 )
 from sim.simulate import SimResult, result_of
+from sim.spec import RunSpec, run_spec
 
 ENGINE = "fast"
 _PILOTS: dict[str, Warmup] = {}
@@ -63,34 +62,28 @@ def simulate_fast(config: Config, plan: Plan | None = None,
     return summarise(model, time.perf_counter() - t0)
 
 
-def fetch_hops(config: Config) -> int:
-    reads_data = config.workload.kind == "tpcc"
-    return DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
-
-
 def build(config: Config, plan: Plan | None = None,
           partition: Partition | None = None) -> FastModel:
     """The fast model of ``config``; its plan made as :func:`sim.model.build` makes it
     unless one is given."""
     check_supported(config)
-    hold_us = hold_time_us(config, fetch_hops(config))
+    spec = run_spec(config)
     if plan is None or partition is None:
-        plan, partition = make_plan(config, hold_us)
-    return assemble(config, plan, partition, seed_key=config.sim.seed, hold_us=hold_us)
+        plan, partition = make_plan(config, spec)
+    return assemble(config, plan, partition, seed_key=config.sim.seed, hold_us=spec.hold_us)
 
 
-def make_plan(config: Config, hold_us: float) -> tuple[Plan, Partition]:
+def make_plan(config: Config, spec: RunSpec) -> tuple[Plan, Partition]:
     """The plan named by ``policy.plan``, else one made as :func:`sim.model.build` makes it."""
     if config.policy.plan:
         return plan_from_file(config)
-    tenant_of = {t.id: t for t in config.tenants}
-    priorities = [tenant_of[t].priority for t in config.client_tenants]
+    priorities = list(spec.priorities)
     plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
-    trace = warmup_trace(client_workload(config), config, priorities, fetch_hops(config),
+    trace = warmup_trace(client_workload(config), config, priorities, spec.fetch_hops,
                          plan_rng)
     if config.switch.slots > 0 and config.servers.count > 0:
-        trace = pilot_trace(config, trace, priorities, hold_us)
-    return plan_from_trace(trace, config, hold_us)
+        trace = pilot_trace(config, trace, priorities, spec.hold_us)
+    return plan_from_trace(trace, config, spec.hold_us)
 
 
 def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],

@@ -84,14 +84,19 @@ def test_experiment_settings_match_the_paper():
 
 
 def test_policy_configs_use_the_features_they_show():
+    """Section 6.3: five and five client machines, seven and three; two transaction
+    contexts per machine (configs/testbed/paper.yaml)."""
     prio = load_config(CONFIGS / "tenants-priority.yaml")
-    assert prio.tenant_clients == (5, 5)
+    per_machine = prio.workload.clients // prio.clients.machines
+    assert per_machine == 2
+    assert prio.tenant_clients == (5 * per_machine, 5 * per_machine)
     assert sorted(t.priority for t in prio.tenants) == [0, 1]
     quota = load_config(CONFIGS / "tenants-quota.yaml")
-    assert quota.tenant_clients == (7, 3)
+    assert quota.tenant_clients == (7 * per_machine, 3 * per_machine)
     assert all(t.quota_rps > 0 for t in quota.tenants)
     fail = load_config(CONFIGS / "switch-failure.yaml").failures
     assert fail.switch_fail_s < fail.switch_restart_s
+    assert fail.switch_mode == "stop"
 
 
 def test_dump_is_plain_yaml():

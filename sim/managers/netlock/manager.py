@@ -52,14 +52,14 @@ class NetLockManager:
     sources = ("switch", "server")
 
     def __init__(self, engine: Engine, network: Network, config: Config, plan: Plan,
-                 partition: Partition, one_rtt: bool = False) -> None:
+                 partition: Partition, grant_extra_hops: int = 0) -> None:
         self.engine = engine
         self.env = engine.env
         self.network = network
         self.cfg = config
         self.plan = plan
         self.partition = partition
-        self.grant_extra_hops = 2 if one_rtt else 0
+        self.grant_extra_hops = grant_extra_hops
         self.lease_us = round(config.lease.us)
         self.switch = self.new_switch()
         self.install_plan(self.switch)

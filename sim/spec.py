@@ -1,0 +1,73 @@
+"""A run's derived parameters, computed once from its config for both engines.
+
+Both the simpy engine (:mod:`sim.model`) and the fast engine (:mod:`sim.fast.model`) build
+their rack from a :class:`RunSpec`, so the data read, the clients' usable lease, the hold
+time and the clients' priorities cannot drift apart between them. Times are us.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from netlock.client import longest_hold_us
+from netlock.config import Config
+from netlock.errors import ConfigError
+from sim.allocation import hold_time_us
+
+DATA_READ_HOPS = 4
+"""TPC-C transactions read their rows once locked: one round trip to a database server
+(client -> switch -> server and back). Microbenchmark and trace replays model locks only."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What a run derives from its config (us)."""
+
+    fetch_hops: int
+    """Hops of the data read after the last grant (0: no read, or the one-RTT mode)."""
+    grant_extra_hops: int
+    """Hops a switch grant takes through the database server (the one-RTT mode)."""
+    client_lease_us: float
+    """How long after a grant a client may use the lock: the lease less the guard."""
+    hold_us: float
+    """Expected time a one-lock request occupies its queue slot (for the plan)."""
+    priorities: tuple[int, ...]
+    """Each client's priority class."""
+
+
+def lease_guard_us(config: Config) -> float:
+    """How long before its lease ends a client stops using a lock (us): a release must
+    reach the switch before the lease sweep could hand the lock to someone else, so the
+    client keeps one round trip plus ten jitter deviations of margin."""
+    return config.network.rtt_us + 10 * config.network.jitter_us
+
+
+def most_locks_per_txn(config: Config) -> int:
+    """An upper bound of a transaction's locks that tells one from several (a trace is
+    taken to have several)."""
+    wl = config.workload
+    return wl.locks_per_txn if wl.kind == "micro" else 2
+
+
+def run_spec(config: Config) -> RunSpec:
+    """The derived parameters of ``config``; a ConfigError naming ``lease.us`` when the
+    lease is too short for the clients to use it as the rules require."""
+    reads_data = config.workload.kind == "tpcc"
+    one_rtt = reads_data and config.network.one_rtt
+    fetch_hops = DATA_READ_HOPS if reads_data and not one_rtt else 0
+    lease, guard = config.lease.us, lease_guard_us(config)
+    if lease <= guard:
+        raise ConfigError(f"{config.source}: lease.us: {lease:g} us is too short: clients keep "
+                          f"{guard:g} us of margin (a round trip plus ten jitter deviations) "
+                          f"before a lease ends")
+    read_us = fetch_hops * config.network.rtt_us / 2.0
+    longest = longest_hold_us(most_locks_per_txn(config), config.clients.timeout_us,
+                              config.workload.think_time_us, read_us) + guard
+    if lease <= longest:
+        raise ConfigError(f"{config.source}: lease.us: {lease:g} us is shorter than a live "
+                          f"client may hold a lock ({longest:g} us: attempt timeout, data "
+                          f"read, think time and the guard); raise lease.us")
+    tenant_of = {t.id: t for t in config.tenants}
+    return RunSpec(fetch_hops=fetch_hops, grant_extra_hops=2 if one_rtt else 0,
+                   client_lease_us=lease - guard, hold_us=hold_time_us(config, fetch_hops),
+                   priorities=tuple(tenant_of[t].priority for t in config.client_tenants))
