@@ -36,6 +36,9 @@ BfrtOpt = Annotated[Path | None, typer.Option(
     "(for the emulator: emulate that program)", rich_help_panel=TARGET_PANEL)]
 DeviceOpt = Annotated[int, typer.Option("--device", help="device id on the BFRuntime server",
                                         rich_help_panel=TARGET_PANEL)]
+ClientIdOpt = Annotated[int, typer.Option(
+    "--client-id", min=0, help="BFRuntime client id to bind the program with (one client may "
+    "bind it at a time)", rich_help_panel=TARGET_PANEL)]
 JsonOpt = json_option("progress goes to")
 
 
@@ -60,6 +63,7 @@ def push_command(
     profile: ProfileOpt = DEFAULT_PROFILE,
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
+    client_id: ClientIdOpt = 0,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="print the steps and operations the push would send; send none")]
     = False,
@@ -104,7 +108,7 @@ def push_command(
         raise TargetError("push: give a PLAN, or --resume without one")
     plan = load_plan(plan_file) if plan_file is not None else None
     driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         geometry=plan.geometry if plan else None)
+                         geometry=plan.geometry if plan else None, client_id=client_id)
     journal_path = journal or default_journal(target, state)
     options = PushOptions(drain_timeout_s=drain_timeout)
     servers = NoLockServers(idle=servers_idle)
@@ -145,6 +149,7 @@ def stats_command(
     profile: ProfileOpt = DEFAULT_PROFILE,
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
+    client_id: ClientIdOpt = 0,
     window: Annotated[float | None, typer.Option(
         "--window-s", min=0.0, help="seconds the request counters have been counting (gives "
         "r_i in requests/s); without it rates are not computed")] = None,
@@ -172,7 +177,8 @@ def stats_command(
     if out is not None and out.suffix not in (".parquet", ".csv"):
         raise PlanError(f"--out {out}: expected a .parquet or .csv file")
     prof = load_profile(profile)
-    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device)
+    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
+                         client_id=client_id)
     try:
         table = read_stats(driver, prof, window_s=window, reset=reset)
     finally:
@@ -201,6 +207,7 @@ def autopilot_command(
         "occupancy per lock", rich_help_panel=TARGET_PANEL)] = "netlock-stats",
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
+    client_id: ClientIdOpt = 0,
     interval: Annotated[float, typer.Option(
         "--interval", help="seconds per round (counters are read and reset each round)")]
     = 10.0,
@@ -250,7 +257,7 @@ def autopilot_command(
     prof = load_profile(profile)
     plan = load_plan(plan_file)
     driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         geometry=plan.geometry)
+                         geometry=plan.geometry, client_id=client_id)
     counters = (None if server_counters is None
                 else lambda: read_server_counters(server_counters))
 

@@ -31,7 +31,7 @@ def default_geometry(profile: SwitchProfile) -> SwitchGeometry:
 
 def open_target(target: str, profile: SwitchProfile, *, state: Path | None = None,
                 bfrt: Path | None = None, geometry: SwitchGeometry | None = None,
-                device: int = 0) -> Driver:
+                device: int = 0, client_id: int = 0) -> Driver:
     """A connected driver whose program matches ``profile`` (else one TargetError line).
 
     For the emulator, ``state`` is loaded when it exists; ``geometry`` (the plan's) must then
@@ -50,7 +50,7 @@ def open_target(target: str, profile: SwitchProfile, *, state: Path | None = Non
             return switch
         return EmulatedSwitch(profile, geometry or default_geometry(profile), schema)
     parse_address(target)
-    driver = BfrtDriver(target, profile, bfrt, device=device)
+    driver = BfrtDriver(target, profile, bfrt, device=device, client_id=client_id)
     try:
         validate_profile(profile, driver.schema)
     except TargetError:

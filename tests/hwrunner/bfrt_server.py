@@ -32,7 +32,6 @@ from typing import Any
 import grpc
 from bfrt_grpc import bfruntime_pb2 as pb
 from bfrt_grpc import bfruntime_pb2_grpc as pb_grpc
-
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 

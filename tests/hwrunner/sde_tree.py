@@ -49,9 +49,8 @@ def missing_reason() -> str | None:
 
 def build_tree(root: Path) -> Path:
     """An SDE-like install under ``root`` from ``../shared/bfrt-sde``; returns ``root``."""
-    from grpc_tools import protoc
-
     import google.rpc
+    from grpc_tools import protoc
 
     package = _site(root) / "bfrt_grpc"
     package.mkdir(parents=True)
