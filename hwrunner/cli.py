@@ -15,7 +15,7 @@ from hwrunner.profile import DEFAULT_PROFILE, load_profile
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.servers import NoLockServers
 from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
-from hwrunner.targets import default_journal, open_target, save_target
+from hwrunner.targets import checkpointer, default_journal, open_target, save_target
 from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option, stderr
 from netlock.errors import ConfigError, PlanError, TargetError
 from netlock.plan_io import load_plan, save_plan
@@ -88,7 +88,8 @@ def push_command(
     Locks that move or leave are paused, drained and handed to their lock servers; locks
     that enter start empty; locks that stay are not touched; pushing the plan that is
     already installed sends nothing. A failure before the first lock leaves rolls back;
-    after it the push finishes forward, or stops with a journal for --resume.
+    after it the push finishes forward, or stops with a journal for --resume. A push that
+    was interrupted (stopped, killed, Ctrl-C) is finished by --resume or by the next push.
     A plan that gives lock ids to other lock servers is refused unless --servers-idle:
     this command cannot move requests queued at lock servers between them.
     Exit status 1 when the read-back does not match.
@@ -117,7 +118,8 @@ def push_command(
             if journal_path is None or not journal_path.exists():
                 raise TargetError(f"push --resume: no journal at {journal_path} (nothing to "
                                   "resume)")
-            result = resume(driver, prof, journal_path, servers=servers, options=options)
+            result = resume(driver, prof, journal_path, servers=servers, options=options,
+                            checkpoint=checkpointer(driver, state))
         elif dry_run:
             program = prepare(driver, prof, plan)
             if as_json:
@@ -134,7 +136,7 @@ def push_command(
             return
         else:
             result = push(driver, prof, plan, servers=servers, options=options,
-                          journal_path=journal_path)
+                          journal_path=journal_path, checkpoint=checkpointer(driver, state))
     finally:
         if not dry_run:
             save_target(driver, state)

@@ -7,6 +7,7 @@ profile is checked against the program before anything is sent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hwrunner.bfrt_driver import BfrtDriver, parse_address
@@ -69,6 +70,22 @@ def save_target(driver: Driver, state: Path | None) -> None:
         save_state(driver, state)
 
 
+def checkpointer(driver: Driver, state: Path | None) -> Callable[[], None] | None:
+    """For an emulated switch kept in ``state``: save it whenever a push journals progress and
+    writes were sent since the last save, so that a crash never leaves the journal ahead of the
+    state file (as a real switch keeps every write it applied). None for real switches."""
+    if state is None or not isinstance(driver, EmulatedSwitch):
+        return None
+    saved = [driver.batches_sent]
+
+    def save() -> None:
+        if driver.batches_sent != saved[0]:
+            save_state(driver, state)
+            saved[0] = driver.batches_sent
+
+    return save
+
+
 def default_journal(target: str, state: Path | None) -> Path | None:
     """Where a push journals by default: beside the emulator's state file, or in the working
     directory for a real switch; an emulator without a state file has nothing to resume."""
@@ -90,7 +107,8 @@ def push_plan(plan: Plan, target: str = EMULATOR, *, state: Path | None = None,
     driver = open_target(target, prof, state=state, bfrt=bfrt, geometry=plan.geometry)
     try:
         return push(driver, prof, plan, servers=servers, options=options,
-                    journal_path=default_journal(target, state))
+                    journal_path=default_journal(target, state),
+                    checkpoint=checkpointer(driver, state))
     finally:
         save_target(driver, state)
         driver.close()
