@@ -44,7 +44,7 @@ from hwrunner.journal import (
     load_journal,
     save_journal,
 )
-from hwrunner.layout import Layout, ServerMove, diff, layout_for
+from hwrunner.layout import Layout, diff, layout_for
 from hwrunner.operations import Operation
 from hwrunner.profile import SwitchProfile
 from hwrunner.readback import check_layout, check_writes, read_live, read_partition
@@ -52,6 +52,7 @@ from hwrunner.servers import LockServers, NoLockServers
 from hwrunner.validate import validate_operations
 from netlock.errors import TargetError
 from netlock.plan import Plan
+from planner.migrate import ServerMove
 
 
 @dataclass(frozen=True)
