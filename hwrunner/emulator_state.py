@@ -98,6 +98,16 @@ def _restore(switch: EmulatedSwitch, doc: dict, source: str) -> None:
     switch.rebuild_index()
 
 
+def saved_profile(path: str | Path) -> str | None:
+    """The name of the profile a state file was saved with (None: no readable state)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = doc.get("profile") if isinstance(doc, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def load_state(path: str | Path, profile: SwitchProfile,
                schema: Schema | None = None) -> EmulatedSwitch:
     """The switch saved in ``path``; it must have been saved with the same profile."""

@@ -14,7 +14,7 @@ from hwrunner.bfrt_driver import BfrtDriver, parse_address
 from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch, emulator_geometry
-from hwrunner.emulator_state import load_state, save_state
+from hwrunner.emulator_state import load_state, save_state, saved_profile
 from hwrunner.profile import DEFAULT_PROFILE, SwitchProfile, load_profile
 from hwrunner.push import PushOptions, PushResult, push
 from hwrunner.schema import load_schema
@@ -23,6 +23,15 @@ from hwrunner.validate import validate_profile
 from netlock.errors import TargetError
 from netlock.geometry import RegisterArray, SwitchGeometry
 from netlock.plan import Plan
+
+
+def resolve_profile(profile: str | Path | None, state: Path | None,
+                    default: str = DEFAULT_PROFILE) -> SwitchProfile:
+    """The profile named on the command line; else the one the emulator's state file was
+    saved with; else ``default``."""
+    if profile is None and state is not None:
+        profile = saved_profile(state)
+    return load_profile(profile or default)
 
 
 def default_geometry(profile: SwitchProfile) -> SwitchGeometry:

@@ -151,7 +151,7 @@ def test_a_plan_for_another_geometry_is_refused(plans, tmp_path: Path):
     assert result.exit_code == 2 and "the plan was made for" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["push", "stats", "autopilot"])
+@pytest.mark.parametrize("command", ["push", "stats", "traffic", "autopilot"])
 def test_help_has_examples(command):
     result = run(command, "--help")
     assert result.exit_code == 0
