@@ -13,6 +13,7 @@ import typer
 from hwrunner.autopilot import Autopilot, AutopilotOptions, Round
 from hwrunner.compile import render_program
 from hwrunner.emulator import TARGET as EMULATOR
+from hwrunner.emulator import EmulatedSwitch
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.replay import Replay, ReplayPacer, Requests
 from hwrunner.servers import NoLockServers
@@ -174,7 +175,8 @@ def stats_command(
     client_id: ClientIdOpt = 0,
     window: Annotated[float | None, typer.Option(
         "--window-s", min=0.0, help="seconds the request counters have been counting (gives "
-        "r_i in requests/s); without it rates are not computed")] = None,
+        "r_i in requests/s) [default: on the emulator, the traffic netlock traffic replayed "
+        "since the last reset; elsewhere rates are not computed]")] = None,
     reset: Annotated[bool, typer.Option(
         "--reset", help="zero the request counters after reading (start a new window)")]
     = False,
@@ -201,8 +203,12 @@ def stats_command(
     prof = resolve_profile(profile, state)
     driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
                          client_id=client_id)
+    if window is None and isinstance(driver, EmulatedSwitch):
+        window = driver.window_s
     try:
         table = read_stats(driver, prof, window_s=window, reset=reset)
+        if reset and isinstance(driver, EmulatedSwitch):
+            driver.window_s = None
     finally:
         if reset:
             save_target(driver, state)
@@ -388,8 +394,8 @@ def traffic_command(
     Each request of the trace (or of the config's workload) is sent as an acquire packet
     in the project's wire format at its time, and released after its hold time once
     granted. Locks the switch does not own go to in-process lock servers (one per
-    partition entry). Afterwards the switch's per-lock counters hold what it saw, so
-    netlock stats shows r_i and c_i (pass --window-s the printed window_s).
+    partition entry). Afterwards the switch's per-lock counters hold what it saw, and
+    netlock stats shows r_i and c_i over the replayed window.
 
     Examples:
 
@@ -409,6 +415,7 @@ def traffic_command(
     replay = Replay(driver, reqs, len(prof.partition.servers))  # type: ignore[arg-type]
     replay.run_until(reqs.span_us)
     replay.finish()
+    driver.window_s = (driver.window_s or 0.0) + reqs.span_us / 1e6  # type: ignore[union-attr]
     save_target(driver, state)
     if server_counters is not None:
         write_stats(pd.DataFrame(replay.server_counters()), server_counters)

@@ -96,6 +96,8 @@ class EmulatedSwitch:
         self.dataplane = SwitchDataPlane(self.geometry)
         self.outbox: list[Action] = []
         self.batches_sent = 0
+        self.window_s: float | None = None
+        """Seconds of replayed traffic the per-lock counters hold (None: not known)."""
         self._concept: dict[tuple[str, str], str] = {}
         for concept, reg in profile.lock_registers.items():
             table = self.schema.table(reg.register)
