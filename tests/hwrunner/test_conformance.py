@@ -121,6 +121,22 @@ def test_a_failed_row_is_named_and_its_batch_applies_nothing(serve, prof, tmp_pa
         driver.close()
 
 
+def test_a_rejection_after_the_point_of_no_return_finishes_forward(serve, prof):
+    server = serve()
+    driver = connect(server, prof)
+    try:
+        push(driver, prof, PLAN_A)
+        once = iter(["transient"])
+        server.reject = lambda table, key: (next(once, None)
+                                            if table.endswith("left_bound_register") else None)
+        result = push(driver, prof, PLAN_B)
+        assert result.outcome == "finished forward" and result.verified
+        assert check_layout(driver, prof, layout_for(PLAN_B, prof, layout_for(PLAN_A, prof))) \
+            == []
+    finally:
+        driver.close()
+
+
 def test_a_rejection_before_the_point_of_no_return_rolls_back(serve, prof):
     server = serve()
     driver = connect(server, prof)
