@@ -300,8 +300,8 @@ def autopilot_command(
                          geometry=plan.geometry, client_id=client_id)
     counters = (None if server_counters is None
                 else lambda: read_server_counters(server_counters))
-    replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)  # type: ignore[arg-type]
-              if requests is not None else None)
+    replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
+              if requests is not None and isinstance(driver, EmulatedSwitch) else None)
 
     def report(done: Round) -> None:
         stderr(f"netlock: round {done.number}: {done.locks_seen} locks, "
@@ -412,10 +412,11 @@ def traffic_command(
     prof = resolve_profile(profile, state)
     reqs = load_requests(source, requests, sets, seed, shift)
     driver = open_target(EMULATOR, prof, state=state)
-    replay = Replay(driver, reqs, len(prof.partition.servers))  # type: ignore[arg-type]
+    assert isinstance(driver, EmulatedSwitch)
+    replay = Replay(driver, reqs, len(prof.partition.servers))
     replay.run_until(reqs.span_us)
     replay.finish()
-    driver.window_s = (driver.window_s or 0.0) + reqs.span_us / 1e6  # type: ignore[union-attr]
+    driver.window_s = (driver.window_s or 0.0) + reqs.span_us / 1e6
     save_target(driver, state)
     if server_counters is not None:
         write_stats(pd.DataFrame(replay.server_counters()), server_counters)

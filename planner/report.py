@@ -7,6 +7,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from netlock.plan import SwitchEntries
 from planner.migrate import PlanMigration
 from planner.planning import PlanReport
 
@@ -92,8 +93,8 @@ def migration_table(migration: PlanMigration, shown: int = SHOWN_STEPS) -> Table
         table.add_column(name, justify="right")
     c, live, target = migration.changes, migration.live, migration.target
 
-    def region(entries: object, row: int) -> str:
-        return f"[{entries.left[row]}, {entries.right[row]}]"  # type: ignore[attr-defined]
+    def region(entries: SwitchEntries, row: int) -> str:
+        return f"[{entries.left[row]}, {entries.right[row]}]"
 
     rows = ([("move", target, int(t), region(live, int(lv)), region(target, int(t)))
              for t, lv in zip(c.moved, c.moved_live, strict=True)]
