@@ -46,7 +46,7 @@ StateOpt = Annotated[Path | None, typer.Option(
     "back afterwards", rich_help_panel=TARGET_PANEL)]
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", help="switch profile: a shipped name (configs/switch/NAME.yaml) or a YAML "
-    "file [default: the one --state was saved with, else netlock-public]",
+    "file \\[default: the one --state was saved with, else netlock-public]",
     rich_help_panel=TARGET_PANEL)]
 BfrtOpt = Annotated[Path | None, typer.Option(
     "--bfrt", help="the program's bf-rt.json: check the profile and every write against it "
@@ -94,7 +94,7 @@ def push_command(
         "--resume", help="continue the interrupted push recorded in the journal (or finish "
         "its rollback)")] = False,
     journal: Annotated[Path | None, typer.Option(
-        "--journal", help="push journal [default: STATE.journal for the emulator, "
+        "--journal", help="push journal \\[default: STATE.journal for the emulator, "
         "netlock-push-HOST-PORT.journal for a switch]")] = None,
     drain_timeout: Annotated[float, typer.Option(
         "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain "
@@ -175,7 +175,7 @@ def stats_command(
     client_id: ClientIdOpt = 0,
     window: Annotated[float | None, typer.Option(
         "--window-s", min=0.0, help="seconds the request counters have been counting (gives "
-        "r_i in requests/s) [default: on the emulator, the traffic netlock traffic replayed "
+        "r_i in requests/s) \\[default: on the emulator, the traffic netlock traffic replayed "
         "since the last reset; elsewhere rates are not computed]")] = None,
     reset: Annotated[bool, typer.Option(
         "--reset", help="zero the request counters after reading (start a new window)")]
@@ -232,7 +232,7 @@ def autopilot_command(
     state: StateOpt = None,
     profile: Annotated[str | None, typer.Option(
         "--profile", help="switch profile; the program must count acquires and peak "
-        "occupancy per lock [default: the one --state was saved with, else netlock-stats]",
+        "occupancy per lock \\[default: the one --state was saved with, else netlock-stats]",
         rich_help_panel=TARGET_PANEL)] = None,
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
@@ -241,7 +241,7 @@ def autopilot_command(
         "--interval", help="seconds per round (counters are read and reset each round)")]
     = 10.0,
     max_rounds: Annotated[int | None, typer.Option(
-        "--max-rounds", min=1, help="stop after this many rounds [default: until Ctrl-C]")]
+        "--max-rounds", min=1, help="stop after this many rounds \\[default: until Ctrl-C]")]
     = None,
     margin: Annotated[float, typer.Option(
         "--margin", help="migrate only when the new plan's switch rps beats the live layout's "
@@ -253,7 +253,7 @@ def autopilot_command(
         "--memory", help="fraction of last round's peak occupancy kept when a round's peak is "
         "lower")] = AutopilotOptions.memory,
     slots: Annotated[int | None, typer.Option(
-        "--slots", help="slot budget [default: the plan's]")] = None,
+        "--slots", help="slot budget \\[default: the plan's]")] = None,
     server_counters: Annotated[Path | None, typer.Option(
         "--server-counters", help="a .csv/.parquet the lock servers rewrite each round with "
         "lock_id, requests, peak_occupancy of the locks they serve (without it only "
@@ -378,10 +378,10 @@ def traffic_command(
     profile: ProfileOpt = None,
     requests: Annotated[int | None, typer.Option(
         "--requests", min=1, help="lock requests: with a config, how many to generate "
-        "[default: 100000]; with a trace, replay only the first ones")] = None,
+        "\\[default: 100000]; with a trace, replay only the first ones")] = None,
     sets: SetOpt = None,
     seed: Annotated[int | None, typer.Option(
-        "--seed", help="with a config: RNG seed [default: sim.seed]")] = None,
+        "--seed", help="with a config: RNG seed \\[default: sim.seed]")] = None,
     shift: ShiftOpt = 0,
     server_counters: Annotated[Path | None, typer.Option(
         "--server-counters", help="write the lock servers' per-lock counters (lock_id, "
