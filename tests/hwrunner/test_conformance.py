@@ -214,6 +214,10 @@ def test_a_bfrt_file_that_differs_from_the_device_is_refused_before_writing(serv
     with pytest.raises(TargetError, match=r"bf-rt.json: pipe.check_lock_exist_table: keys "
                                           r"differ: the device has 'nlk_hdr.lock'"):
         connect(server, prof, bfrt=bfrt)
+    public = write_bfrt(tmp_path / "public.json", netlock_bfrt())
+    with pytest.raises(TargetError, match=r"public.json: pipe.left_bound_register: size 55000, "
+                                          r"the device says 64"):
+        connect(server, prof, bfrt=public)
     assert server.writes == 0
 
 
