@@ -9,11 +9,12 @@ Layers, each importing only the ones before it:
   plan's concepts), :mod:`.validate` (both checked before anything is sent);
 - operations: :mod:`.compile` (plan + live layout -> ordered, batched steps);
 - drivers: :mod:`.driver` (the interface), :mod:`.emulator` (the ``netlock`` data-plane model
-  behind it), :mod:`.bfrt_driver` (the only module that imports ``bfrt_grpc``);
+  behind it), :mod:`.bfrt_driver` (the only module that imports ``bfrt_grpc``) with
+  :mod:`.bfrt_schema` (the program as the device describes it);
 - orchestration: :mod:`.push` (move protocol, rollback or finish-forward, verification),
   :mod:`.journal`, :mod:`.servers`, :mod:`.stats`, :mod:`.autopilot` (the closed loop:
-  counters -> the planner's allocation -> a push when the workload moved), :mod:`.targets`,
-  :mod:`.cli`.
+  counters -> the planner's allocation -> a push when the workload moved), :mod:`.replay`
+  (workloads replayed into the emulator as NetLock packets), :mod:`.targets`, :mod:`.cli`.
 
 ``hwrunner.targets.push_plan(plan)`` installs a plan on a fresh emulated switch and verifies it.
 """

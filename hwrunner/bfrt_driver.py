@@ -2,18 +2,27 @@
 
 The SDE's Python client is not on PyPI; it is imported lazily, from the current path or from
 ``$SDE_INSTALL/lib/pythonX.Y/site-packages/tofino`` (with ``.../tofino/bfrt_grpc``). Every
-failure at this boundary -- no client, unreachable server, unknown program, names that do
-not match the profile, a rejected batch -- becomes one TargetError line; gRPC exceptions never
-reach the user. Writes go to all pipes (``Target(device, 0xffff)``) as one batched request per
-table chunk; reads use ``from_hw`` and return one value per pipe.
+failure at this boundary -- no client (or a dependency of it missing), unreachable server,
+unknown program, a program bound by another client, names that do not match the profile, a
+rejected batch -- becomes one TargetError line; gRPC exceptions never reach the user.
+
+The device is the authority on the program (:mod:`hwrunner.bfrt_schema`): sizes, widths and
+names are read from it, a ``--bfrt`` file is checked against it, and its pipe count is read
+before anything is written. Writes go to all pipes (``Target(device, 0xffff)``) as one
+WriteRequest per table chunk with ``atomicity=ROLLBACK_ON_ERROR``; a switch applies such a
+request whole or not at all, but a crash (or a server without rollback) can still leave part
+of one applied, which the push recovers from by reading back. Reads use ``from_hw`` and return
+one value per pipe.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from hwrunner.bfrt_schema import (
+    check_against_device,
+    device_schema,
+    first_line,
+    register_probe,
+)
 from hwrunner.operations import (
     DataColumn,
     EntryAdd,
@@ -30,27 +45,14 @@ from hwrunner.operations import (
     RegisterWrite,
 )
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import (
-    REGISTER,
-    REGISTER_INDEX,
-    Field,
-    Schema,
-    Table,
-    load_schema,
-)
+from hwrunner.schema import REGISTER_INDEX, Table, load_schema
 from netlock.errors import TargetError
 
 ALL_PIPES = 0xFFFF
-PARTITION_TABLE_SIZE = 4096
-TENANT_TABLE_SIZE = 4096
 GRPC_SCHEME = "grpc://"
-
-
-def _first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (a KeyError's without its quotes)."""
-    raw = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-    text = str(raw).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+CONNECT_TIMEOUT_S = 3.0
+MAX_ROW_ERRORS = 3
+"""Failed rows named in a rejection message (the count of the others follows)."""
 
 
 def sde_paths(sde_install: str) -> list[Path]:
@@ -61,12 +63,31 @@ def sde_paths(sde_install: str) -> list[Path]:
     return [p / "site-packages" / "tofino" for p in found if (p / "site-packages").is_dir()]
 
 
+def _missing_dependency(exc: ImportError) -> TargetError | None:
+    """An ImportError raised inside the client (grpc, protobuf, ...), not for the client."""
+    name = exc.name or ""
+    if name and not name.startswith("bfrt_grpc"):
+        return TargetError(f"grpc target: the SDE's bfrt_grpc client cannot be imported: "
+                           f"{first_line(exc)} (it needs grpcio, protobuf, six and "
+                           f"googleapis-common-protos)")
+    return None
+
+
+def _quiet(client: ModuleType) -> ModuleType:
+    """The client logs every subscribe and bind at INFO on stderr; keep warnings only."""
+    logging.getLogger("bfruntime_grpc_client").setLevel(logging.WARNING)
+    logging.getLogger("bfruntime_parse").setLevel(logging.WARNING)
+    return client
+
+
 def import_client() -> ModuleType:
     """``bfrt_grpc.client``, already importable or found under ``$SDE_INSTALL``."""
     try:
-        return importlib.import_module("bfrt_grpc.client")
-    except ImportError:
-        pass
+        return _quiet(importlib.import_module("bfrt_grpc.client"))
+    except ImportError as exc:
+        found = _missing_dependency(exc)
+        if found:
+            raise found from None
     sde = os.environ.get("SDE_INSTALL")
     if not sde:
         raise TargetError("grpc target: the Tofino SDE's Python client (bfrt_grpc) is not "
@@ -76,8 +97,11 @@ def import_client() -> ModuleType:
             if str(extra) not in sys.path:
                 sys.path.append(str(extra))
         try:
-            return importlib.import_module("bfrt_grpc.client")
-        except ImportError:
+            return _quiet(importlib.import_module("bfrt_grpc.client"))
+        except ImportError as exc:
+            found = _missing_dependency(exc)
+            if found:
+                raise found from None
             continue
     raise TargetError(f"grpc target: no bfrt_grpc client under SDE_INSTALL={sde} "
                       f"(looked in lib/python3.*/site-packages/tofino)")
@@ -93,84 +117,126 @@ def parse_address(target: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def device_schema(info: Any, profile: SwitchProfile) -> Schema:
-    """The profile's tables as the device names them, when no bf-rt.json is at hand.
+def describe_rejection(client: ModuleType, exc: BaseException, rows: Sequence[str]) -> str:
+    """Every failed row of a rejected request in one line (the client's message has one line
+    per row under ``Error(s):``); ``rows`` names the request's rows."""
+    errors = getattr(exc, "errors", None) or []
+    if errors:
+        code_name = client.code_pb2.Code.Name
+        parts = []
+        for idx, err in errors[:MAX_ROW_ERRORS]:
+            row = rows[idx] if 0 <= idx < len(rows) else f"row {idx}"
+            parts.append(f"{row}: {code_name(err.canonical_code)} {err.message!r}")
+        more = len(errors) - MAX_ROW_ERRORS
+        return (f"{len(errors)} of {len(rows)} rows failed: " + "; ".join(parts)
+                + (f"; and {more} more" if more > 0 else ""))
+    grpc_error = getattr(exc, "grpc_error", None)
+    if grpc_error is not None and hasattr(grpc_error, "code"):
+        return f"{grpc_error.code().name}: {grpc_error.details()}"
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return "; ".join(lines) or type(exc).__name__
 
-    Names (tables, keys, fields, actions) come from the device; widths, sizes and match kinds
-    from the profile, since the client does not expose them uniformly.
-    """
-    tables: dict[str, Table] = {}
-    part = profile.partition
-    match = {"ternary": "Ternary", "range": "Range"}[part.match]
 
-    def table(name: str, size: int, widths: dict[str, int],
-              key_match: tuple[str, str] | None = None) -> None:
-        try:
-            t = info.table_get(name)
-        except KeyError as exc:
-            raise TargetError(f"program {profile.program}: profile table {name!r} does not "
-                              f"match the running program ({_first_line(exc)})") from None
-        full = t.info.name_get()
-        keys = tuple(Field(k, 32, key_match[1] if key_match and (
-            k == key_match[0] or k.endswith("." + key_match[0])) else "Exact")
-            for k in t.info.key_field_name_list_get())
-        if keys and keys[0].name == REGISTER_INDEX:
-            data = tuple(Field(d, next((w for s, w in widths.items()
-                                        if d == s or d.endswith("." + s)), 32), mandatory=False)
-                         for d in t.info.data_field_name_list_get())
-            tables[full] = Table(full, REGISTER, size, keys, data)
-            return
-        actions = tuple((a, tuple(Field(p, widths.get(p, 32))
-                                  for p in t.info.data_field_name_list_get(a)))
-                        for a in t.info.action_name_list_get())
-        tables[full] = Table(full, "MatchAction_Direct", size, keys, (), actions)
-
-    groups = [(profile.lock_registers, profile.lock_capacity),
-              (profile.slot_registers, profile.slot_capacity)]
-    if profile.tenant_counter is not None:
-        groups.append(({"tenant": profile.tenant_counter}, TENANT_TABLE_SIZE))
-    for group, size in groups:
-        by_table: dict[str, dict[str, int]] = {}
-        for reg in group.values():
-            by_table.setdefault(reg.register, {})[reg.data_name] = reg.width
-        for name, widths in by_table.items():
-            table(name, size, widths)
-    lt = profile.lock_table
-    table(lt.table, profile.lock_capacity, {lt.index_param: 32})
-    table(part.table, PARTITION_TABLE_SIZE, {part.server_param: 32}, (part.key, match))
-    if profile.tenant_table is not None:
-        tt = profile.tenant_table
-        table(tt.table, TENANT_TABLE_SIZE, {tt.tenant_param: 16, tt.quota_param: 32})
-    return Schema(tuple(tables.values()), f"program {profile.program} on the device")
+def _grpc_code(exc: BaseException) -> str:
+    grpc_error = getattr(exc, "grpc_error", None)
+    try:
+        return grpc_error.code().name if grpc_error is not None else ""
+    except Exception:
+        return ""
 
 
 class BfrtDriver:
-    """A switch reached at ``grpc://host:port`` running the profile's program."""
+    """A switch reached at ``grpc://host:port`` running the profile's program.
+
+    ``client_id`` is the BFRuntime client id to bind with (one client may bind a program at
+    a time); ``bfrt_json`` a bf-rt.json file checked against what the device reports.
+    """
 
     def __init__(self, target: str, profile: SwitchProfile, bfrt_json: Path | None = None,
-                 device: int = 0, num_tries: int = 3, client: ModuleType | None = None) -> None:
+                 device: int = 0, num_tries: int = 3, client: ModuleType | None = None,
+                 client_id: int = 0, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
         host, port = parse_address(target)
         self.target = f"{GRPC_SCHEME}{host}:{port}"
         self.profile = profile
-        self.pipes = profile.pipes
         self.batches_sent = 0
+        given = load_schema(bfrt_json) if bfrt_json else None
         self.client = client or import_client()
+        self.iface = None
+        self._reachable(f"{host}:{port}", connect_timeout_s)
         try:
-            self.iface = self.client.ClientInterface(grpc_addr=f"{host}:{port}", client_id=0,
-                                                     device_id=device, num_tries=num_tries)
+            self.iface = self.client.ClientInterface(grpc_addr=f"{host}:{port}",
+                                                     client_id=client_id, device_id=device,
+                                                     num_tries=num_tries)
         except Exception as exc:
             raise TargetError(f"{self.target}: cannot reach the BFRuntime server "
-                              f"({_first_line(exc)})") from None
+                              f"({first_line(exc)})") from None
         try:
-            self.info = self.iface.bfrt_info_get(profile.program)
-            self.iface.bind_pipeline_config(profile.program)
-        except Exception as exc:
+            try:
+                self.info = self.iface.bfrt_info_get(profile.program)
+            except Exception as exc:
+                raise TargetError(f"{self.target}: program {profile.program!r} is not loaded "
+                                  f"on device {device} ({first_line(exc)})") from None
+            try:
+                self.iface.bind_pipeline_config(profile.program)
+            except Exception as exc:
+                if _grpc_code(exc) == "ALREADY_EXISTS":
+                    raise TargetError(
+                        f"{self.target}: program {profile.program!r} is bound by another "
+                        f"BFRuntime client ({describe_rejection(self.client, exc, [])}); "
+                        f"stop it or wait until it disconnects (this push binds as client "
+                        f"id {client_id})") from None
+                raise TargetError(f"{self.target}: cannot bind program {profile.program!r} "
+                                  f"({describe_rejection(self.client, exc, [])})") from None
+            self.schema = device_schema(self.info, profile, self.target)
+            if given is not None:
+                check_against_device(given, self.schema)
+            self.dev_target = self.client.Target(device_id=device, pipe_id=ALL_PIPES)
+            self._tables: dict[str, Any] = {}
+            self.pipes = self._device_pipes()
+        except BaseException:
             self.close()
-            raise TargetError(f"{self.target}: program {profile.program!r} is not loaded "
-                              f"({_first_line(exc)})") from None
-        self.schema = load_schema(bfrt_json) if bfrt_json else device_schema(self.info, profile)
-        self.dev_target = self.client.Target(device_id=device, pipe_id=ALL_PIPES)
-        self._tables: dict[str, Any] = {}
+            raise
+        if profile.traffic_pipe >= self.pipes:
+            self.close()
+            raise TargetError(f"profile {profile.source}: traffic_pipe {profile.traffic_pipe}, "
+                              f"but {self.target} has {self.pipes} pipes")
+
+    def _reachable(self, address: str, timeout_s: float) -> None:
+        """Fail fast, naming the address, when nothing answers there (refused at once, or no
+        answer within ``timeout_s``)."""
+        grpc = getattr(self.client, "grpc", None)
+        if grpc is None:
+            return
+        seen: list[Any] = []
+        settled = threading.Event()
+        final = (grpc.ChannelConnectivity.READY, grpc.ChannelConnectivity.TRANSIENT_FAILURE)
+
+        def watch(state: Any) -> None:
+            if state in final:
+                seen.append(state)
+                settled.set()
+
+        channel = grpc.insecure_channel(address)
+        try:
+            channel.subscribe(watch, try_to_connect=True)
+            settled.wait(timeout_s)
+            channel.unsubscribe(watch)
+        finally:
+            channel.close()
+        if not seen or seen[0] != grpc.ChannelConnectivity.READY:
+            why = "connection failed" if seen else f"no answer within {timeout_s:g} s"
+            raise TargetError(f"{self.target}: cannot reach the BFRuntime server ({why}; is "
+                              f"bf_switchd or tofino-model running there?)")
+
+    def _device_pipes(self) -> int:
+        """The device's pipe count: a register read from hardware has one value per pipe."""
+        table = register_probe(self.schema)
+        bt = self._table(table.name)[1]
+        key = self._key(bt, [self.client.KeyTuple(REGISTER_INDEX, 0)], table.name)
+        for data, _ in self._get(table, bt, [key]):
+            values = data.to_dict()[table.data[0].name]
+            return len(values) if isinstance(values, list) else 1
+        raise TargetError(f"{self.target}: read {table.name}[0]: no entry returned")
 
     def _table(self, name: str) -> tuple[Table, Any]:
         table = self.schema.table(name)
@@ -179,8 +245,15 @@ class BfrtDriver:
                 self._tables[table.name] = self.info.table_get(table.name)
             except KeyError as exc:
                 raise TargetError(f"{self.target}: table {table.name}: not in the running "
-                                  f"program ({_first_line(exc)})") from None
+                                  f"program ({first_line(exc)})") from None
         return table, self._tables[table.name]
+
+    def _key(self, bt: Any, tuples: list, table: str) -> Any:
+        try:
+            return bt.make_key(tuples)
+        except Exception as exc:
+            raise TargetError(f"{self.target}: {table}: key {[t.name for t in tuples]} does "
+                              f"not fit the device ({first_line(exc)})") from None
 
     def _key_tuples(self, table: Table, cols: Sequence[KeyColumn], row: int) -> list:
         kt = self.client.KeyTuple
@@ -196,31 +269,40 @@ class BfrtDriver:
         return out
 
     def write(self, op: Operation) -> None:
+        """Send one batch as one WriteRequest (ROLLBACK_ON_ERROR); nothing is sent when a key
+        or value does not fit the device."""
         table, bt = self._table(op.table)
         dt = self.client.DataTuple
         n = len(op)
-        keys = [bt.make_key(self._key_tuples(table, op.keys, i)) for i in range(n)]
+        keys = [self._key(bt, self._key_tuples(table, op.keys, i), table.name) for i in range(n)]
+        action = None
         try:
-            if isinstance(op, EntryDelete):
-                bt.entry_del(self.dev_target, keys)
-            else:
+            if not isinstance(op, EntryDelete):
                 short = table.name.rsplit(".", 1)[-1]
                 if isinstance(op, RegisterWrite):
                     names = [table.datum(f"{short}.{c.name}").name for c in op.data]
-                    action = None
                 else:
                     action = table.action(op.action or "")[0]
                     names = [c.name for c in op.data]
                 cols = [c.value.tolist() for c in op.data]
                 data = [bt.make_data([dt(nm, col[i]) for nm, col in zip(names, cols, strict=True)],
                                      action_name=action) for i in range(n)]
-                call = bt.entry_add if isinstance(op, EntryAdd) else bt.entry_mod
-                call(self.dev_target, keys, data)
         except TargetError:
             raise
         except Exception as exc:
+            raise TargetError(f"{self.target}: {op.kind} {table.name}: data does not fit the "
+                              f"device ({first_line(exc)}); nothing was sent") from None
+        atomic = self.client.bfruntime_pb2.WriteRequest.ROLLBACK_ON_ERROR
+        try:
+            if isinstance(op, EntryDelete):
+                bt.entry_del(self.dev_target, keys, atomicity=atomic)
+            else:
+                call = bt.entry_add if isinstance(op, EntryAdd) else bt.entry_mod
+                call(self.dev_target, keys, data, atomicity=atomic)
+        except Exception as exc:
+            rows = [op.render_row(i) for i in range(n)]
             raise TargetError(f"{self.target}: {op.kind} {table.name} ({n} entries) was "
-                              f"rejected: {_first_line(exc)}") from None
+                              f"rejected: {describe_rejection(self.client, exc, rows)}") from None
         self.batches_sent += 1
 
     def read_registers(self, table_name: str, fields: Sequence[str],
@@ -234,16 +316,15 @@ class BfrtDriver:
         kt = self.client.KeyTuple
         for start in range(0, len(index), self.profile.batch_size):
             chunk = index[start:start + self.profile.batch_size].tolist()
-            keys = [bt.make_key([kt(REGISTER_INDEX, i)]) for i in chunk]
+            keys = [self._key(bt, [kt(REGISTER_INDEX, i)], table.name) for i in chunk]
             for data, key in self._get(table, bt, keys):
                 row = pos[int(key.to_dict()[REGISTER_INDEX]["value"])]
                 values = data.to_dict()
                 for f, name in full.items():
                     per_pipe = values[name]
-                    if len(per_pipe) != self.pipes:
-                        raise TargetError(f"{self.target}: {name}: read {len(per_pipe)} pipe "
-                                          f"values, profile {self.profile.name} says "
-                                          f"{self.pipes} pipes")
+                    if not isinstance(per_pipe, list) or len(per_pipe) != self.pipes:
+                        raise TargetError(f"{self.target}: {name}: read {per_pipe!r}, expected "
+                                          f"one value per pipe ({self.pipes} pipes)")
                     out[f][:, row] = per_pipe
         return out
 
@@ -251,7 +332,8 @@ class BfrtDriver:
         try:
             return list(bt.entry_get(self.dev_target, keys, {"from_hw": True}))
         except Exception as exc:
-            raise TargetError(f"{self.target}: read {table.name}: {_first_line(exc)}") from None
+            raise TargetError(f"{self.target}: read {table.name}: "
+                              f"{describe_rejection(self.client, exc, [])}") from None
 
     def read_entries(self, table_name: str, keys: Sequence[str],
                      data: Sequence[str]) -> EntryAdd:

@@ -1,22 +1,38 @@
-"""Commands contributed by ``hwrunner``: ``netlock push``, ``netlock stats`` and
-``netlock autopilot``."""
+"""Commands contributed by ``hwrunner``: ``netlock push``, ``netlock stats``, ``netlock
+traffic`` and ``netlock autopilot``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
+import pandas as pd
 import typer
 
 from hwrunner.autopilot import Autopilot, AutopilotOptions, Round
 from hwrunner.compile import render_program
 from hwrunner.emulator import TARGET as EMULATOR
-from hwrunner.profile import DEFAULT_PROFILE, load_profile
+from hwrunner.emulator import EmulatedSwitch
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
+from hwrunner.replay import Replay, ReplayPacer, Requests
 from hwrunner.servers import NoLockServers
 from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
-from hwrunner.targets import default_journal, open_target, save_target
-from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option, stderr
+from hwrunner.targets import (
+    checkpointer,
+    default_journal,
+    open_target,
+    resolve_profile,
+    save_target,
+)
+from netlock.cli.common import (
+    OUTPUT_PANEL,
+    emit_json,
+    guarded,
+    json_option,
+    set_option,
+    stderr,
+)
 from netlock.errors import ConfigError, PlanError, TargetError
 from netlock.plan_io import load_plan, save_plan
 
@@ -28,15 +44,23 @@ TargetOpt = Annotated[str, typer.Option(
 StateOpt = Annotated[Path | None, typer.Option(
     "--state", help="emulator only: load the switch from this file if it exists and save it "
     "back afterwards", rich_help_panel=TARGET_PANEL)]
-ProfileOpt = Annotated[str, typer.Option(
+ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", help="switch profile: a shipped name (configs/switch/NAME.yaml) or a YAML "
-    "file", rich_help_panel=TARGET_PANEL)]
+    "file \\[default: the one --state was saved with, else netlock-public]",
+    rich_help_panel=TARGET_PANEL)]
 BfrtOpt = Annotated[Path | None, typer.Option(
     "--bfrt", help="the program's bf-rt.json: check the profile and every write against it "
     "(for the emulator: emulate that program)", rich_help_panel=TARGET_PANEL)]
 DeviceOpt = Annotated[int, typer.Option("--device", help="device id on the BFRuntime server",
                                         rich_help_panel=TARGET_PANEL)]
+ClientIdOpt = Annotated[int, typer.Option(
+    "--client-id", min=0, help="BFRuntime client id to bind the program with (one client may "
+    "bind it at a time)", rich_help_panel=TARGET_PANEL)]
 JsonOpt = json_option("progress goes to")
+SetOpt = set_option("workload.zipf=0.99")
+ShiftOpt = Annotated[int, typer.Option(
+    "--shift-locks", min=0, help="replay with lock ids rotated by this much over the "
+    "workload's ids (its hot set moved)")]
 
 
 def _report(result: PushResult, as_json: bool) -> None:
@@ -57,9 +81,10 @@ def push_command(
         metavar="PLAN", help="plan file from netlock plan (omit with --resume)")] = None,
     target: TargetOpt = EMULATOR,
     state: StateOpt = None,
-    profile: ProfileOpt = DEFAULT_PROFILE,
+    profile: ProfileOpt = None,
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
+    client_id: ClientIdOpt = 0,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="print the steps and operations the push would send; send none")]
     = False,
@@ -69,7 +94,7 @@ def push_command(
         "--resume", help="continue the interrupted push recorded in the journal (or finish "
         "its rollback)")] = False,
     journal: Annotated[Path | None, typer.Option(
-        "--journal", help="push journal [default: STATE.journal for the emulator, "
+        "--journal", help="push journal \\[default: STATE.journal for the emulator, "
         "netlock-push-HOST-PORT.journal for a switch]")] = None,
     drain_timeout: Annotated[float, typer.Option(
         "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain "
@@ -84,7 +109,8 @@ def push_command(
     Locks that move or leave are paused, drained and handed to their lock servers; locks
     that enter start empty; locks that stay are not touched; pushing the plan that is
     already installed sends nothing. A failure before the first lock leaves rolls back;
-    after it the push finishes forward, or stops with a journal for --resume.
+    after it the push finishes forward, or stops with a journal for --resume. A push that
+    was interrupted (stopped, killed, Ctrl-C) is finished by --resume or by the next push.
     A plan that gives lock ids to other lock servers is refused unless --servers-idle:
     this command cannot move requests queued at lock servers between them.
     Exit status 1 when the read-back does not match.
@@ -99,12 +125,12 @@ def push_command(
 
         netlock push --resume --target emulator --state switch.json
     """
-    prof = load_profile(profile)
+    prof = resolve_profile(profile, state)
     if resume_push == (plan_file is not None):
         raise TargetError("push: give a PLAN, or --resume without one")
     plan = load_plan(plan_file) if plan_file is not None else None
     driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         geometry=plan.geometry if plan else None)
+                         geometry=plan.geometry if plan else None, client_id=client_id)
     journal_path = journal or default_journal(target, state)
     options = PushOptions(drain_timeout_s=drain_timeout)
     servers = NoLockServers(idle=servers_idle)
@@ -113,7 +139,8 @@ def push_command(
             if journal_path is None or not journal_path.exists():
                 raise TargetError(f"push --resume: no journal at {journal_path} (nothing to "
                                   "resume)")
-            result = resume(driver, prof, journal_path, servers=servers, options=options)
+            result = resume(driver, prof, journal_path, servers=servers, options=options,
+                            checkpoint=checkpointer(driver, state))
         elif dry_run:
             program = prepare(driver, prof, plan)
             if as_json:
@@ -130,7 +157,7 @@ def push_command(
             return
         else:
             result = push(driver, prof, plan, servers=servers, options=options,
-                          journal_path=journal_path)
+                          journal_path=journal_path, checkpoint=checkpointer(driver, state))
     finally:
         if not dry_run:
             save_target(driver, state)
@@ -142,12 +169,14 @@ def push_command(
 def stats_command(
     target: TargetOpt = EMULATOR,
     state: StateOpt = None,
-    profile: ProfileOpt = DEFAULT_PROFILE,
+    profile: ProfileOpt = None,
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
+    client_id: ClientIdOpt = 0,
     window: Annotated[float | None, typer.Option(
         "--window-s", min=0.0, help="seconds the request counters have been counting (gives "
-        "r_i in requests/s); without it rates are not computed")] = None,
+        "r_i in requests/s) \\[default: on the emulator, the traffic netlock traffic replayed "
+        "since the last reset; elsewhere rates are not computed]")] = None,
     reset: Annotated[bool, typer.Option(
         "--reset", help="zero the request counters after reading (start a new window)")]
     = False,
@@ -171,10 +200,15 @@ def stats_command(
     """
     if out is not None and out.suffix not in (".parquet", ".csv"):
         raise PlanError(f"--out {out}: expected a .parquet or .csv file")
-    prof = load_profile(profile)
-    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device)
+    prof = resolve_profile(profile, state)
+    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
+                         client_id=client_id)
+    if window is None and isinstance(driver, EmulatedSwitch):
+        window = driver.window_s
     try:
         table = read_stats(driver, prof, window_s=window, reset=reset)
+        if reset and isinstance(driver, EmulatedSwitch):
+            driver.window_s = None
     finally:
         if reset:
             save_target(driver, state)
@@ -196,16 +230,18 @@ def autopilot_command(
         "partition frame the new plans")],
     target: TargetOpt = EMULATOR,
     state: StateOpt = None,
-    profile: Annotated[str, typer.Option(
+    profile: Annotated[str | None, typer.Option(
         "--profile", help="switch profile; the program must count acquires and peak "
-        "occupancy per lock", rich_help_panel=TARGET_PANEL)] = "netlock-stats",
+        "occupancy per lock \\[default: the one --state was saved with, else netlock-stats]",
+        rich_help_panel=TARGET_PANEL)] = None,
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
+    client_id: ClientIdOpt = 0,
     interval: Annotated[float, typer.Option(
         "--interval", help="seconds per round (counters are read and reset each round)")]
     = 10.0,
     max_rounds: Annotated[int | None, typer.Option(
-        "--max-rounds", min=1, help="stop after this many rounds [default: until Ctrl-C]")]
+        "--max-rounds", min=1, help="stop after this many rounds \\[default: until Ctrl-C]")]
     = None,
     margin: Annotated[float, typer.Option(
         "--margin", help="migrate only when the new plan's switch rps beats the live layout's "
@@ -217,7 +253,7 @@ def autopilot_command(
         "--memory", help="fraction of last round's peak occupancy kept when a round's peak is "
         "lower")] = AutopilotOptions.memory,
     slots: Annotated[int | None, typer.Option(
-        "--slots", help="slot budget [default: the plan's]")] = None,
+        "--slots", help="slot budget \\[default: the plan's]")] = None,
     server_counters: Annotated[Path | None, typer.Option(
         "--server-counters", help="a .csv/.parquet the lock servers rewrite each round with "
         "lock_id, requests, peak_occupancy of the locks they serve (without it only "
@@ -225,6 +261,11 @@ def autopilot_command(
     save_plan_to: Annotated[Path | None, typer.Option(
         "--save-plan", help="write each plan the loop pushes to this file",
         rich_help_panel=OUTPUT_PANEL)] = None,
+    traffic: Annotated[Path | None, typer.Option(
+        "--traffic", help="emulator only: replay this trace (.csv/.parquet, looped) or "
+        "config's workload (.yaml) as NetLock packets while the loop runs; --interval is then "
+        "trace time")] = None,
+    shift: ShiftOpt = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """Keep the switch's plan current: measure, re-plan, migrate when the workload moved.
@@ -241,18 +282,26 @@ def autopilot_command(
 
         netlock autopilot plan.yaml --target grpc://10.0.0.5:50052 --interval 10 \
             --server-counters servers.parquet --save-plan current.yaml
+
+        netlock autopilot plan.yaml --state switch.json --traffic shifted.parquet \
+            --interval 0.02 --max-rounds 4 --json
     """
     options = AutopilotOptions(interval_s=interval, margin=margin, keep=keep, memory=memory,
                                slots=slots)
     found = options.problem()
     if found:
         raise ConfigError(found)
-    prof = load_profile(profile)
+    prof = resolve_profile(profile, state, "netlock-stats")
     plan = load_plan(plan_file)
+    if traffic is not None and target != EMULATOR:
+        raise TargetError("--traffic: only the emulator target takes replayed traffic")
+    requests = load_requests(traffic, shift=shift) if traffic is not None else None
     driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         geometry=plan.geometry)
+                         geometry=plan.geometry, client_id=client_id)
     counters = (None if server_counters is None
                 else lambda: read_server_counters(server_counters))
+    replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
+              if requests is not None and isinstance(driver, EmulatedSwitch) else None)
 
     def report(done: Round) -> None:
         stderr(f"netlock: round {done.number}: {done.locks_seen} locks, "
@@ -263,9 +312,15 @@ def autopilot_command(
             save_plan(pilot.last_plan, save_plan_to)
 
     try:
-        pilot = Autopilot(driver, prof, plan, options=options, server_counters=counters,
+        pilot = Autopilot(driver, prof, plan, options=options,
+                          server_counters=counters or (replay.server_counters if replay else None),
+                          servers=replay.lock_servers() if replay else None,
+                          pacer=ReplayPacer(replay) if replay else None,
+                          push_options=replay_push_options(interval) if replay else None,
                           journal_path=default_journal(target, state))
         rounds = pilot.run(max_rounds, report)
+        if replay is not None:
+            replay.finish()
     finally:
         save_target(driver, state)
         driver.close()
@@ -278,8 +333,109 @@ def autopilot_command(
         raise typer.Exit(1)
 
 
+def replay_push_options(interval_s: float) -> PushOptions:
+    """A push beside replayed traffic waits in trace time, where packets arrive at once: poll
+    and settle in microseconds, and give up on a drain after one round's traffic."""
+    return PushOptions(drain_timeout_s=interval_s, quiesce_timeout_s=interval_s, poll_s=1e-5,
+                       settle_s=1e-5)
+
+
+def load_requests(source: Path, requests: int | None = None, sets: list[str] | None = None,
+                  seed: int | None = None, shift: int = 0) -> Requests:
+    """A trace file's requests (the first ``requests`` of them), or ``requests`` (default
+    100,000) of a config's workload, as ``netlock trace gen`` makes them. ``shift`` rotates
+    lock ids by that much over the workload's ids (the same workload, its hot set moved)."""
+    from netlock.cli.common import parse_sets
+    from planner import settings
+    from planner.ingest import read_trace
+
+    if source.suffix.lower() in (".yaml", ".yml"):
+        from planner.tracegen import trace_from_config
+        from sim.workloads import workload_from_config
+
+        cfg = settings.run_config(source, parse_sets(sets))
+        cols = trace_from_config(cfg, requests or 100_000, seed, workload_from_config(cfg))
+        lock_id, mode, t_request, t_release = (cols[c] for c in ("lock_id", "mode",
+                                                                  "t_request", "t_release"))
+    else:
+        trace = read_trace(source)
+        first = np.argsort(trace.t_request, kind="stable")[:requests]
+        lock_id, mode, t_request, t_release = (trace.lock_id[first], trace.mode[first],
+                                               trace.t_request[first], trace.t_release[first])
+    if shift:
+        lock_id = (lock_id + shift) % (int(lock_id.max()) + 1)
+    return Requests.of(lock_id, mode, t_request, t_release)
+
+
+@guarded
+def traffic_command(
+    source: Annotated[Path, typer.Argument(
+        metavar="TRACE|CONFIG", help="a trace (.csv/.parquet) or a config (.yaml) whose "
+        "workload is generated")],
+    state: Annotated[Path, typer.Option(
+        "--state", help="the emulated switch (from netlock push --state); updated in place",
+        rich_help_panel=TARGET_PANEL)],
+    profile: ProfileOpt = None,
+    requests: Annotated[int | None, typer.Option(
+        "--requests", min=1, help="lock requests: with a config, how many to generate "
+        "\\[default: 100000]; with a trace, replay only the first ones")] = None,
+    sets: SetOpt = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", help="with a config: RNG seed \\[default: sim.seed]")] = None,
+    shift: ShiftOpt = 0,
+    server_counters: Annotated[Path | None, typer.Option(
+        "--server-counters", help="write the lock servers' per-lock counters (lock_id, "
+        "requests, peak_occupancy) to this .csv/.parquet, for netlock autopilot",
+        rich_help_panel=OUTPUT_PANEL)] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Replay a workload into the emulated switch as NetLock packets.
+
+    Each request of the trace (or of the config's workload) is sent as an acquire packet
+    in the project's wire format at its time, and released after its hold time once
+    granted. Locks the switch does not own go to in-process lock servers (one per
+    partition entry). Afterwards the switch's per-lock counters hold what it saw, and
+    netlock stats shows r_i and c_i over the replayed window.
+
+    Examples:
+
+        netlock traffic zipf.parquet --state switch.json --json
+
+        netlock traffic configs/micro-exclusive.yaml --requests 50000 --state switch.json \
+            --set workload.zipf=0.99 --server-counters servers.csv
+    """
+    if not state.exists():
+        raise TargetError(f"--state {state}: no emulated switch there (run netlock push "
+                          f"PLAN --state {state} first)")
+    if server_counters is not None and server_counters.suffix not in (".parquet", ".csv"):
+        raise PlanError(f"--server-counters {server_counters}: expected a .parquet or .csv file")
+    prof = resolve_profile(profile, state)
+    reqs = load_requests(source, requests, sets, seed, shift)
+    driver = open_target(EMULATOR, prof, state=state)
+    assert isinstance(driver, EmulatedSwitch)
+    replay = Replay(driver, reqs, len(prof.partition.servers))
+    replay.run_until(reqs.span_us)
+    replay.finish()
+    driver.window_s = (driver.window_s or 0.0) + reqs.span_us / 1e6
+    save_target(driver, state)
+    if server_counters is not None:
+        write_stats(pd.DataFrame(replay.server_counters()), server_counters)
+    counts = replay.counts
+    summary = {"target": EMULATOR, "requests": len(reqs), **counts.to_json(),
+               "window_s": reqs.span_us / 1e6}
+    stderr(f"netlock: replayed {len(reqs):,} requests over {reqs.span_us / 1e6:.4g} s: "
+           f"{counts.granted_by_switch:,} granted by the switch, "
+           f"{counts.granted_by_servers:,} by lock servers, {counts.dropped:,} dropped")
+    if as_json:
+        emit_json(summary)
+    else:
+        for key, value in summary.items():
+            typer.echo(f"{key}: {value}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``push``, ``stats`` and ``autopilot`` to the ``netlock`` app."""
+    """Add ``push``, ``stats``, ``traffic`` and ``autopilot`` to the ``netlock`` app."""
     app.command("push")(push_command)
     app.command("stats")(stats_command)
+    app.command("traffic")(traffic_command)
     app.command("autopilot")(autopilot_command)

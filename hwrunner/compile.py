@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwrunner.layout import Layout, Migration, ServerMove, normalize_partition
+from hwrunner.layout import Layout, Migration
 from hwrunner.operations import (
     DataColumn,
     EntryAdd,
@@ -53,6 +53,7 @@ from hwrunner.profile import SwitchProfile
 from hwrunner.schema import MATCH_PRIORITY
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
+from planner.migrate import ServerMove, normalize_partition
 
 PHASES = ("pause", "drain", "transfer", "partition", "adopt", "unmap", "handover", "quiesce",
           "install", "map", "admit")

@@ -1,9 +1,13 @@
 """The driver interface every switch target implements (emulated or BFRuntime).
 
-A driver sends one batch (:class:`~hwrunner.operations.Operation`) at a time, all-or-nothing,
-and reads state back from the hardware: registers as one value per pipe, match tables as
-their full list of entries. Names are the profile's short names; the driver resolves them
-against the program it talks to and rejects unknown or ambiguous ones with a TargetError.
+A driver sends one batch (:class:`~hwrunner.operations.Operation`) at a time and asks for it
+to be applied whole or not at all (BFRuntime's ROLLBACK_ON_ERROR; the emulator checks a batch
+before changing anything). Callers do not rely on that: a crash, a lost connection or a
+switch that continues on error can leave any part of a batch applied, so the push reads the
+switch back before acting again. A driver reads state back from the hardware: registers as
+one value per pipe, match tables as their full list of entries. Names are the profile's short
+names; the driver resolves them against the program it talks to and rejects unknown or
+ambiguous ones with a TargetError.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ class Driver(Protocol):
     batches_sent: int
 
     def write(self, op: Operation) -> None:
-        """Apply one batch on all pipes, or nothing at all (then raise TargetError)."""
+        """Apply one batch on all pipes; on a TargetError, any part of it may be applied."""
 
     def read_registers(self, table: str, fields: Sequence[str],
                        index: np.ndarray) -> dict[str, np.ndarray]:

@@ -21,7 +21,10 @@ arrives with requests buffered at its server); they collect in :attr:`EmulatedSw
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -62,6 +65,22 @@ def emulator_geometry(geometry: SwitchGeometry) -> SwitchGeometry:
     return SwitchGeometry(geometry.arrays, geometry.stages, 1)
 
 
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Hold SIGINT (Ctrl-C) until the block is done, then raise KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
 class EmulatedSwitch:
     """An in-process switch running the profile's program on ``profile.pipes`` pipes."""
 
@@ -77,6 +96,8 @@ class EmulatedSwitch:
         self.dataplane = SwitchDataPlane(self.geometry)
         self.outbox: list[Action] = []
         self.batches_sent = 0
+        self.window_s: float | None = None
+        """Seconds of replayed traffic the per-lock counters hold (None: not known)."""
         self._concept: dict[tuple[str, str], str] = {}
         for concept, reg in profile.lock_registers.items():
             table = self.schema.table(reg.register)
@@ -99,21 +120,24 @@ class EmulatedSwitch:
     # --- driver interface -------------------------------------------------------------------
 
     def write(self, op: Operation) -> None:
-        table = self.program.table(op.table)
-        if table.name == self._partition_table:
-            self._routes = None
-        if table.name == self._lock_table:
-            self._write_lock_table(op)
-        elif isinstance(op, RegisterWrite):
-            self._write_registers(table, op)
-        else:
-            quotas = (table.name == self._tenant_table and not isinstance(op, EntryDelete))
-            if quotas:
-                self._check_tenants(op)
-            self.program.apply(op)
-            if quotas:
-                self._set_quotas(op)
-        self.batches_sent += 1
+        """Apply one batch; Ctrl-C waits until it is applied (a switch applies a request
+        whole, and the program's tables and the data plane must not part ways)."""
+        with _uninterrupted():
+            table = self.program.table(op.table)
+            if table.name == self._partition_table:
+                self._routes = None
+            if table.name == self._lock_table:
+                self._write_lock_table(op)
+            elif isinstance(op, RegisterWrite):
+                self._write_registers(table, op)
+            else:
+                quotas = (table.name == self._tenant_table and not isinstance(op, EntryDelete))
+                if quotas:
+                    self._check_tenants(op)
+                self.program.apply(op)
+                if quotas:
+                    self._set_quotas(op)
+            self.batches_sent += 1
 
     def read_registers(self, table: str, fields: Sequence[str],
                        index: np.ndarray) -> dict[str, np.ndarray]:

@@ -60,6 +60,7 @@ def state_to_dict(switch: EmulatedSwitch) -> dict:
                       for t, fields in program.registers.items()},
         "tables": tables,
         "dataplane": {k: _encode(v) for k, v in switch.dataplane.snapshot().items()},
+        "window_s": switch.window_s,
     }
 
 
@@ -96,6 +97,18 @@ def _restore(switch: EmulatedSwitch, doc: dict, source: str) -> None:
     except Exception as exc:
         raise TargetError(f"{source}: dataplane: {exc}") from None
     switch.rebuild_index()
+    window = doc.get("window_s")
+    switch.window_s = float(window) if isinstance(window, (int, float)) else None
+
+
+def saved_profile(path: str | Path) -> str | None:
+    """The name of the profile a state file was saved with (None: no readable state)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = doc.get("profile") if isinstance(doc, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def load_state(path: str | Path, profile: SwitchProfile,

@@ -3,21 +3,10 @@
 A :class:`Layout` is the plan seen through a profile: the lock-to-index table, the queue
 region [left, right] (global shared-queue slots, the plan's numbering) of every lock, and the
 lock-server partition. A :class:`Migration` is the difference between the live layout and the
-target: which locks stay, move (same index, new region), leave (hand over to their lock
-server) or enter (start empty), and which lock-id ranges change lock server
-(:func:`server_moves`). Register indices of locks that stay are kept, so a lock that does not
-move is never touched.
-
-Why this module diffs layouts itself instead of taking :func:`planner.migrate.plan_migration`'s
-steps: the planner orders per-lock changes so that no two live regions ever overlap (a
-protocol that moves locks one at a time while the others serve), which costs a Python loop
-per lock -- 1.6 s for 100K locks, most of the 2 s a whole push may take. The hardware runner
-does not need that order: it takes every changed lock off the switch before it installs any
-(:mod:`hwrunner.compile`), so it needs only which locks stay, change, leave or enter, against
-the layout read back from the switch, keyed by register index. That set is a few vectorised
-set operations here; ``tests/hwrunner/test_compile.py`` checks that it always agrees with the
-planner's steps (a planner ``resize`` or ``move`` is a lock that moves here, a ``leave``
-followed by an ``enter`` of the same lock as well).
+target, as :mod:`planner.migrate` defines it for ``netlock plan --live`` too: which locks stay,
+move (same index, new region), leave (hand over to their lock server) or enter (start empty),
+and which lock-id ranges change lock server. Register indices of locks that stay are kept, so
+a lock that does not move is never touched.
 """
 
 from __future__ import annotations
@@ -30,6 +19,13 @@ from hwrunner.operations import EntryAdd
 from hwrunner.profile import SwitchProfile
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange, Plan
+from planner.migrate import (
+    EVERY_LOCK,
+    ServerMove,
+    normalize_partition,
+    region_changes,
+    server_moves,
+)
 
 _I64 = np.int64
 
@@ -131,30 +127,8 @@ def layout_for(plan: Plan, profile: SwitchProfile, live: Layout | None = None,
         freed = np.sort(live.index[ours])
         pool = np.concatenate([unused, freed])
         index[~kept] = pool[:fresh_needed]
-    partition = normalize_partition(plan.partition or (PartitionRange(0, 0, 0),),
-                                    profile.partition.key_width)
+    partition = normalize_partition(plan.partition or EVERY_LOCK, profile.partition.key_width)
     return Layout(lock_id, index, entries.left, entries.right, partition)
-
-
-def normalize_partition(ranges: tuple[PartitionRange, ...], width: int) -> tuple[PartitionRange,
-                                                                                  ...]:
-    """Ranges over the whole key space: the last range reaches the largest key, neighbours
-    served by the same server are merged (the form both plans and read-backs compare in).
-    No ranges stay no ranges (a switch whose partition table is empty)."""
-    top = (1 << width) - 1
-    clipped = [PartitionRange(p.lo, min(p.hi, top), p.server) for p in ranges if p.lo <= top]
-    items = sorted(clipped, key=lambda p: p.lo)
-    if not items:
-        return ()
-    merged: list[PartitionRange] = []
-    for p in items:
-        if merged and merged[-1].server == p.server and merged[-1].hi + 1 >= p.lo:
-            merged[-1] = PartitionRange(merged[-1].lo, max(merged[-1].hi, p.hi), p.server)
-        else:
-            merged.append(p)
-    last = merged[-1]
-    merged[-1] = PartitionRange(last.lo, top, last.server)
-    return tuple(merged)
 
 
 def decode_partition(profile: SwitchProfile, entries: EntryAdd) -> tuple[PartitionRange, ...]:
@@ -174,43 +148,6 @@ def decode_partition(profile: SwitchProfile, entries: EntryAdd) -> tuple[Partiti
     ranges = [PartitionRange(int(a), int(b), s) for a, b, s in zip(lo.tolist(), hi.tolist(),
                                                                    server, strict=True)]
     return normalize_partition(tuple(ranges), part.key_width)
-
-
-@dataclass(frozen=True)
-class ServerMove:
-    """Lock ids ``lo..hi`` change lock server, from ``source`` to ``dest`` (server numbers)."""
-
-    lo: int
-    hi: int
-    source: int
-    dest: int
-
-
-def server_moves(live: tuple[PartitionRange, ...],
-                 target: tuple[PartitionRange, ...]) -> tuple[ServerMove, ...]:
-    """The lock-id ranges whose server differs between two normalized partitions.
-
-    An empty live partition (a switch whose table routes nothing yet) moves nothing.
-    """
-    if not live or not target:
-        return ()
-    starts = sorted({p.lo for p in (*live, *target)})
-    top = max(live[-1].hi, target[-1].hi)
-
-    def owner(ranges: tuple[PartitionRange, ...], lock: int) -> int:
-        return next((p.server for p in ranges if p.lo <= lock <= p.hi), -1)
-
-    moves: list[ServerMove] = []
-    for lo, nxt in zip(starts, [*starts[1:], top + 1], strict=True):
-        source, dest = owner(live, lo), owner(target, lo)
-        if source == dest:
-            continue
-        if moves and moves[-1].hi + 1 == lo and (moves[-1].source, moves[-1].dest) == (source,
-                                                                                      dest):
-            moves[-1] = ServerMove(moves[-1].lo, nxt - 1, source, dest)
-        else:
-            moves.append(ServerMove(lo, nxt - 1, source, dest))
-    return tuple(moves)
 
 
 @dataclass(frozen=True)
@@ -259,8 +196,6 @@ def diff(live: Layout, target: Layout) -> Migration:
         bad = int(common[np.argmax(target.index[t_rows] != live.index[l_rows])])
         raise TargetError(f"lock {bad}: target layout changes the register index of a lock "
                           "that stays on the switch")
-    changed = ((target.left[t_rows] != live.left[l_rows])
-               | (target.right[t_rows] != live.right[l_rows]))
-    entering = np.setdiff1d(np.arange(len(target)), t_rows)
-    leaving = np.setdiff1d(np.arange(len(live)), l_rows)
-    return Migration(live, target, t_rows[changed], l_rows[changed], entering, leaving)
+    c = region_changes(live.lock_id, live.left, live.right, target.lock_id, target.left,
+                       target.right)
+    return Migration(live, target, c.moved, c.moved_live, c.entering, c.leaving)

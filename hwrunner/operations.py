@@ -2,8 +2,9 @@
 
 Each operation is one batch on one table: columns of keys and values (int64 numpy arrays,
 one row per entry), so a 100K-lock plan is a handful of values rather than a million objects.
-Names are the profile's (short) names; drivers resolve them against the program. A batch is
-all-or-nothing: a driver that cannot apply every row applies none.
+Names are the profile's (short) names; drivers resolve them against the program. A driver
+asks for a batch to be applied whole or not at all, but the push never assumes it was (see
+:mod:`hwrunner.driver`).
 """
 
 from __future__ import annotations

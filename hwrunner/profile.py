@@ -90,7 +90,8 @@ class SwitchProfile:
     value of global queue slot 0 (the public program leaves index 0 unused for both).
     ``traffic_pipe`` is the pipe lock packets go through: the one whose queue state counts
     (writes go to every pipe; the others keep what was written).
-    ``lock_capacity``/``slot_capacity`` size the emulated switch when no bf-rt.json is given.
+    ``pipes``, ``lock_capacity`` and ``slot_capacity`` describe the emulated switch; a real
+    device's sizes and pipe count are read from the device.
     """
 
     name: str

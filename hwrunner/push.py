@@ -44,7 +44,7 @@ from hwrunner.journal import (
     load_journal,
     save_journal,
 )
-from hwrunner.layout import Layout, ServerMove, diff, layout_for
+from hwrunner.layout import Layout, diff, layout_for
 from hwrunner.operations import Operation
 from hwrunner.profile import SwitchProfile
 from hwrunner.readback import check_layout, check_writes, read_live, read_partition
@@ -52,6 +52,7 @@ from hwrunner.servers import LockServers, NoLockServers
 from hwrunner.validate import validate_operations
 from netlock.errors import TargetError
 from netlock.plan import Plan
+from planner.migrate import ServerMove
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,11 @@ class Pacer(Protocol):
     def now(self) -> float: ...
 
     def wait(self, seconds: float) -> None: ...
+
+
+Checkpoint = Callable[[], None]
+"""Makes what the switch holds durable (an emulated switch's state file); a real switch
+needs none."""
 
 
 class WallPacer:
@@ -127,7 +133,8 @@ class _Run:
 
     def __init__(self, driver: Driver, profile: SwitchProfile, servers: LockServers,
                  options: PushOptions, pacer: Pacer, journal: Journal,
-                 journal_path: Path | None) -> None:
+                 journal_path: Path | None, checkpoint: Checkpoint | None = None) -> None:
+        self.checkpoint = checkpoint
         self.driver = driver
         self.profile = profile
         self.servers = servers
@@ -140,8 +147,12 @@ class _Run:
         self.problems: list[str] = []
 
     def record(self, **changes: object) -> None:
+        """Journal the push's progress; the switch's own state is made durable first
+        (``checkpoint``), so the journal is never ahead of the switch."""
         self.journal = replace(self.journal, **changes)  # type: ignore[arg-type]
         if self.journal_path is not None:
+            if self.checkpoint is not None:
+                self.checkpoint()
             save_journal(self.journal, self.journal_path)
 
     def send(self, ops: tuple[Operation, ...] | list[Operation]) -> None:
@@ -324,15 +335,23 @@ def _finish(run: _Run, outcome: str, goal: Layout, migrated: int,
 def push(driver: Driver, profile: SwitchProfile, plan: Plan, *,
          servers: LockServers | None = None, options: PushOptions | None = None,
          pacer: Pacer | None = None, journal_path: str | Path | None = None,
-         program: Program | None = None) -> PushResult:
-    """Install ``plan`` on ``driver``'s switch safely; see the module docstring."""
+         program: Program | None = None, checkpoint: Checkpoint | None = None) -> PushResult:
+    """Install ``plan`` on ``driver``'s switch safely; see the module docstring.
+
+    A push interrupted earlier (its journal still at ``journal_path``) is finished first, so
+    a plain push after a crash ends in a verified switch as ``--resume`` would.
+    """
     started = time.perf_counter()
     journal_path = Path(journal_path) if journal_path is not None else None
+    earlier: list[str] = []
     if journal_path is not None and journal_path.exists():
         pending = load_journal(journal_path)
-        raise TargetError(f"{journal_path}: an unfinished push to {pending.target} is recorded "
-                          f"(step {pending.step + 1}, {pending.direction}); run netlock push "
-                          f"--resume first")
+        done = resume(driver, profile, journal_path, servers=servers, options=options,
+                      pacer=pacer, checkpoint=checkpoint)
+        earlier = [*done.problems, f"finished the interrupted push to {pending.target} "
+                   f"recorded in {journal_path} first: {done.outcome}, "
+                   f"{'verified' if done.verified else 'NOT verified'}"]
+        program = None
     program = program or prepare(driver, profile, plan)
     servers = servers or NoLockServers()
     moves = program.migration.server_moves if any(s.moves for s in program.steps) else ()
@@ -345,14 +364,16 @@ def push(driver: Driver, profile: SwitchProfile, plan: Plan, *,
     migration = program.migration
     journal = Journal(driver.target, profile.name, migration.live, migration.target)
     run = _Run(driver, profile, servers, options or PushOptions(),
-               pacer or WallPacer(), journal, journal_path if program.steps else None)
+               pacer or WallPacer(), journal, journal_path if program.steps else None,
+               checkpoint)
+    run.problems += earlier
     outcome = run.forward(program, 0, fresh=True) if program.steps else "unchanged"
     return _finish(run, outcome, migration.target, migration.migrated_locks, started)
 
 
 def resume(driver: Driver, profile: SwitchProfile, journal_path: str | Path, *,
            servers: LockServers | None = None, options: PushOptions | None = None,
-           pacer: Pacer | None = None) -> PushResult:
+           pacer: Pacer | None = None, checkpoint: Checkpoint | None = None) -> PushResult:
     """Continue the push recorded in ``journal_path`` (forward, or its rollback)."""
     started = time.perf_counter()
     journal_path = Path(journal_path)
@@ -362,7 +383,7 @@ def resume(driver: Driver, profile: SwitchProfile, journal_path: str | Path, *,
                           f"{journal.profile}, not {driver.target} with {profile.name}")
     program = compile_migration(profile, diff(journal.live, journal.goal))
     run = _Run(driver, profile, servers or NoLockServers(), options or PushOptions(),
-               pacer or WallPacer(), journal, journal_path)
+               pacer or WallPacer(), journal, journal_path, checkpoint)
     if journal.direction == FORWARD:
         outcome = run.forward(program, journal.step, fresh=False)
         if outcome == "installed":

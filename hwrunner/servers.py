@@ -26,10 +26,10 @@ from typing import Protocol
 
 import numpy as np
 
-from hwrunner.layout import ServerMove
 from netlock.errors import TargetError
 from netlock.lockserver import LockServer
 from netlock.packets import Action, ActionKind
+from planner.migrate import ServerMove
 
 COUNTER_COLUMNS = ("lock_id", "requests", "peak_occupancy")
 

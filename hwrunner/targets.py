@@ -7,13 +7,14 @@ profile is checked against the program before anything is sent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hwrunner.bfrt_driver import BfrtDriver, parse_address
 from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch, emulator_geometry
-from hwrunner.emulator_state import load_state, save_state
+from hwrunner.emulator_state import load_state, save_state, saved_profile
 from hwrunner.profile import DEFAULT_PROFILE, SwitchProfile, load_profile
 from hwrunner.push import PushOptions, PushResult, push
 from hwrunner.schema import load_schema
@@ -24,6 +25,15 @@ from netlock.geometry import RegisterArray, SwitchGeometry
 from netlock.plan import Plan
 
 
+def resolve_profile(profile: str | Path | None, state: Path | None,
+                    default: str = DEFAULT_PROFILE) -> SwitchProfile:
+    """The profile named on the command line; else the one the emulator's state file was
+    saved with; else ``default``."""
+    if profile is None and state is not None:
+        profile = saved_profile(state)
+    return load_profile(profile or default)
+
+
 def default_geometry(profile: SwitchProfile) -> SwitchGeometry:
     """One slot array as large as the profile's slot registers (an emulator with no plan yet)."""
     return SwitchGeometry((RegisterArray(0, profile.slot_capacity - profile.slot_base),))
@@ -31,7 +41,7 @@ def default_geometry(profile: SwitchProfile) -> SwitchGeometry:
 
 def open_target(target: str, profile: SwitchProfile, *, state: Path | None = None,
                 bfrt: Path | None = None, geometry: SwitchGeometry | None = None,
-                device: int = 0) -> Driver:
+                device: int = 0, client_id: int = 0) -> Driver:
     """A connected driver whose program matches ``profile`` (else one TargetError line).
 
     For the emulator, ``state`` is loaded when it exists; ``geometry`` (the plan's) must then
@@ -50,7 +60,7 @@ def open_target(target: str, profile: SwitchProfile, *, state: Path | None = Non
             return switch
         return EmulatedSwitch(profile, geometry or default_geometry(profile), schema)
     parse_address(target)
-    driver = BfrtDriver(target, profile, bfrt, device=device)
+    driver = BfrtDriver(target, profile, bfrt, device=device, client_id=client_id)
     try:
         validate_profile(profile, driver.schema)
     except TargetError:
@@ -67,6 +77,22 @@ def save_target(driver: Driver, state: Path | None) -> None:
     """Keep an emulated switch's state for the next command (nothing for real switches)."""
     if state is not None and isinstance(driver, EmulatedSwitch):
         save_state(driver, state)
+
+
+def checkpointer(driver: Driver, state: Path | None) -> Callable[[], None] | None:
+    """For an emulated switch kept in ``state``: save it whenever a push journals progress and
+    writes were sent since the last save, so that a crash never leaves the journal ahead of the
+    state file (as a real switch keeps every write it applied). None for real switches."""
+    if state is None or not isinstance(driver, EmulatedSwitch):
+        return None
+    saved = [driver.batches_sent]
+
+    def save() -> None:
+        if driver.batches_sent != saved[0]:
+            save_state(driver, state)
+            saved[0] = driver.batches_sent
+
+    return save
 
 
 def default_journal(target: str, state: Path | None) -> Path | None:
@@ -90,7 +116,8 @@ def push_plan(plan: Plan, target: str = EMULATOR, *, state: Path | None = None,
     driver = open_target(target, prof, state=state, bfrt=bfrt, geometry=plan.geometry)
     try:
         return push(driver, prof, plan, servers=servers, options=options,
-                    journal_path=default_journal(target, state))
+                    journal_path=default_journal(target, state),
+                    checkpoint=checkpointer(driver, state))
     finally:
         save_target(driver, state)
         driver.close()

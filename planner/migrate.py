@@ -1,158 +1,163 @@
-"""Re-planning: the ordered steps that turn the live switch layout into a new one.
+"""The migration between two plans: the one ``netlock plan --live`` prints and ``netlock push``
+executes (:mod:`hwrunner.layout` and :mod:`hwrunner.compile` build the switch operations from
+it).
 
-A region is keyed by (lock_id, priority). The steps are values the hardware runner
-executes one after the other; each is "pause the lock's enqueues, drain its queue, change
-its region, resume" (paper section 4.3, "Moving locks"), and at no point do two live
-regions overlap:
+Locks are compared by id (and priority) and region:
 
-- ``leave``: the lock's queue moves from the switch to its lock server (frees the region);
-- ``resize``: the region keeps its ``left`` and changes size in place;
-- ``move``: the region changes place (and possibly size);
-- ``enter``: the lock moves from its lock server into a new region.
+- a lock whose region is unchanged **stays** and is never touched;
+- a lock in both plans at another region **moves**: it leaves the switch (paused, drained,
+  handed to its lock server) and enters again at the new region, so no step ever rewrites
+  the region of a lock the switch is serving and no two live regions overlap;
+- a lock only in the live plan **leaves** (its lock server takes it over);
+- a lock only in the new plan **enters** (it starts empty; its server hands over what it
+  queued).
 
-Order: all leaves, then in-place shrinks (both only free slots), then moves, grows and
-entries as soon as their target slots are free. If moves block each other in a cycle,
-one lock of the cycle leaves the switch and enters again later (two steps instead of
-one). Locks whose region is unchanged need no step at all.
+The push takes every changed lock off the switch before it installs any, so the order within
+each group does not matter and the migration is a few vectorised set operations, not a loop
+per lock. Lock-id ranges whose lock server changes (:func:`server_moves`) move their server
+state too; ``plan --live`` keeps the live partition so that there are none unless lock servers
+are added or removed (:func:`planner.partition.keep_partition`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
-from netlock.plan import SwitchEntries
+from netlock.plan import PartitionRange, Plan, SwitchEntries
 
-STEP_KINDS = ("leave", "resize", "move", "enter")
-Region = tuple[int, int]
-Key = tuple[int, int]
+KEY_WIDTH = 32
+"""Bits of a lock id on the wire and in the switch's partition table."""
+EVERY_LOCK = (PartitionRange(0, 0, 0),)
+"""The partition of a plan that names none: every lock id to server 0."""
 
 
 @dataclass(frozen=True)
-class MigrationStep:
-    """One change of one (lock, priority) region; bounds are inclusive slot indices."""
+class ServerMove:
+    """Lock ids ``lo..hi`` change lock server, from ``source`` to ``dest`` (server numbers)."""
 
-    kind: str
-    lock_id: int
-    priority: int
-    old_left: int | None = None
-    old_right: int | None = None
-    new_left: int | None = None
-    new_right: int | None = None
+    lo: int
+    hi: int
+    source: int
+    dest: int
 
-    def __post_init__(self) -> None:
-        if self.kind not in STEP_KINDS:
-            raise ValueError(f"kind: must be one of {', '.join(STEP_KINDS)}, got {self.kind!r}")
+
+def normalize_partition(ranges: tuple[PartitionRange, ...],
+                        width: int = KEY_WIDTH) -> tuple[PartitionRange, ...]:
+    """Ranges over the whole key space: the last range reaches the largest key, neighbours
+    served by the same server are merged (the form both plans and read-backs compare in).
+    No ranges stay no ranges (a switch whose partition table is empty)."""
+    top = (1 << width) - 1
+    clipped = [PartitionRange(p.lo, min(p.hi, top), p.server) for p in ranges if p.lo <= top]
+    items = sorted(clipped, key=lambda p: p.lo)
+    if not items:
+        return ()
+    merged: list[PartitionRange] = []
+    for p in items:
+        if merged and merged[-1].server == p.server and merged[-1].hi + 1 >= p.lo:
+            merged[-1] = PartitionRange(merged[-1].lo, max(merged[-1].hi, p.hi), p.server)
+        else:
+            merged.append(p)
+    last = merged[-1]
+    merged[-1] = PartitionRange(last.lo, top, last.server)
+    return tuple(merged)
+
+
+def server_moves(live: tuple[PartitionRange, ...],
+                 target: tuple[PartitionRange, ...]) -> tuple[ServerMove, ...]:
+    """The lock-id ranges whose server differs between two normalized partitions.
+
+    An empty live partition (a switch whose table routes nothing yet) moves nothing.
+    """
+    if not live or not target:
+        return ()
+    starts = sorted({p.lo for p in (*live, *target)})
+    top = max(live[-1].hi, target[-1].hi)
+
+    def owner(ranges: tuple[PartitionRange, ...], lock: int) -> int:
+        return next((p.server for p in ranges if p.lo <= lock <= p.hi), -1)
+
+    moves: list[ServerMove] = []
+    for lo, nxt in zip(starts, [*starts[1:], top + 1], strict=True):
+        source, dest = owner(live, lo), owner(target, lo)
+        if source == dest:
+            continue
+        if moves and moves[-1].hi + 1 == lo and (moves[-1].source, moves[-1].dest) == (source,
+                                                                                      dest):
+            moves[-1] = ServerMove(moves[-1].lo, nxt - 1, source, dest)
+        else:
+            moves.append(ServerMove(lo, nxt - 1, source, dest))
+    return tuple(moves)
+
+
+@dataclass(frozen=True, eq=False)
+class RegionChanges:
+    """Row selections: ``moved`` rows of the target whose lock stays but changes region (and
+    ``moved_live``, the same locks' live rows), ``entering`` rows of the target, ``leaving``
+    rows of the live layout. Both layouts are sorted by key."""
+
+    moved: np.ndarray
+    moved_live: np.ndarray
+    entering: np.ndarray
+    leaving: np.ndarray
+    staying: np.ndarray
+    """Rows of the target whose region is unchanged."""
 
     @property
-    def key(self) -> Key:
-        return (self.lock_id, self.priority)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def migrated_locks(self) -> int:
+        return len(self.moved) + len(self.entering) + len(self.leaving)
 
 
-def regions_of(entries: SwitchEntries) -> dict[Key, Region]:
-    """``{(lock_id, priority): (left, right)}`` of a layout."""
-    return {(int(k), int(p)): (int(lo), int(hi)) for k, p, lo, hi in
-            zip(entries.lock_id, entries.priority, entries.left, entries.right, strict=True)}
+def region_changes(live_key: np.ndarray, live_left: np.ndarray, live_right: np.ndarray,
+                   key: np.ndarray, left: np.ndarray, right: np.ndarray) -> RegionChanges:
+    """Which locks stay, move, enter or leave between two layouts sorted by unique ``key``."""
+    _, t_rows, l_rows = np.intersect1d(key, live_key, assume_unique=True, return_indices=True)
+    changed = (left[t_rows] != live_left[l_rows]) | (right[t_rows] != live_right[l_rows])
+    return RegionChanges(moved=t_rows[changed], moved_live=l_rows[changed],
+                         entering=np.setdiff1d(np.arange(len(key)), t_rows),
+                         leaving=np.setdiff1d(np.arange(len(live_key)), l_rows),
+                         staying=t_rows[~changed])
 
 
-def plan_migration(live: SwitchEntries, new: SwitchEntries,
-                   total_slots: int) -> tuple[MigrationStep, ...]:
-    """Ordered steps from ``live`` to ``new`` on a shared queue of ``total_slots``."""
-    old_regions, new_regions = regions_of(live), regions_of(new)
-    ids = {key: i for i, key in enumerate(old_regions.keys() | new_regions.keys())}
-    owner = np.full(total_slots, -1, dtype=np.int64)
-    for key, (lo, hi) in old_regions.items():
-        owner[lo:hi + 1] = ids[key]
-    steps: list[MigrationStep] = []
-
-    for key in sorted(old_regions.keys() - new_regions.keys()):
-        lo, hi = old_regions[key]
-        owner[lo:hi + 1] = -1
-        steps.append(MigrationStep("leave", *key, old_left=lo, old_right=hi))
-
-    pending: list[Key] = []
-    for key in sorted(new_regions):
-        old, target = old_regions.get(key), new_regions[key]
-        if old == target:
-            continue
-        if old is not None and old[0] == target[0] and target[1] < old[1]:
-            owner[target[1] + 1:old[1] + 1] = -1
-            steps.append(MigrationStep("resize", *key, *old, *target))
-        else:
-            pending.append(key)
-
-    current = {key: old_regions.get(key) for key in pending}
-    while pending:
-        blocked = []
-        for key in pending:
-            lo, hi = new_regions[key]
-            if np.all((owner[lo:hi + 1] == -1) | (owner[lo:hi + 1] == ids[key])):
-                steps.append(_change(key, current[key], (lo, hi), owner, ids[key]))
-            else:
-                blocked.append(key)
-        if len(blocked) == len(pending):
-            evict = next((key for key in blocked if current[key] is not None), None)
-            if evict is None:
-                raise ValueError("the new layout has overlapping regions")
-            lo, hi = current[evict]
-            owner[lo:hi + 1] = -1
-            steps.append(MigrationStep("leave", *evict, old_left=lo, old_right=hi))
-            current[evict] = None
-        pending = blocked
-    return tuple(steps)
+def entry_keys(entries: SwitchEntries, priorities: int) -> tuple[np.ndarray, np.ndarray]:
+    """One key per (lock, priority) row, and the order that sorts the rows by it."""
+    key = entries.lock_id * max(priorities, 1) + entries.priority
+    return key, np.argsort(key, kind="stable")
 
 
-def _change(key: Key, old: Region | None, new: Region, owner: np.ndarray,
-            ident: int) -> MigrationStep:
-    if old is not None:
-        owner[old[0]:old[1] + 1] = -1
-    owner[new[0]:new[1] + 1] = ident
-    if old is None:
-        return MigrationStep("enter", *key, new_left=new[0], new_right=new[1])
-    kind = "resize" if old[0] == new[0] else "move"
-    return MigrationStep(kind, *key, *old, *new)
+@dataclass(frozen=True, eq=False)
+class PlanMigration:
+    """From the live plan to a new one: the locks in each group and the server moves."""
+
+    live: SwitchEntries
+    target: SwitchEntries
+    changes: RegionChanges
+    moves: tuple[ServerMove, ...]
+
+    def lock_ids(self, which: str) -> np.ndarray:
+        rows = getattr(self.changes, which)
+        return (self.live if which in ("leaving", "moved_live") else self.target).lock_id[rows]
+
+    def counts(self) -> dict[str, int]:
+        """Locks per group (what ``plan --live`` prints and ``push`` reports as migrated)."""
+        c = self.changes
+        return {"stay": len(c.staying), "move": len(c.moved), "leave": len(c.leaving),
+                "enter": len(c.entering), "server_ranges": len(self.moves)}
 
 
-def apply_migration(regions: dict[Key, Region], steps: Iterable[MigrationStep],
-                    total_slots: int) -> dict[Key, Region]:
-    """Replay ``steps`` on ``regions``; a step that finds its lock missing or overlaps
-    another live region is a ValueError (this is how tests check a migration is safe)."""
-    regions = dict(regions)
-    owner = np.full(total_slots, -1, dtype=np.int64)
-    ids: dict[Key, int] = {}
-    for key, (lo, hi) in regions.items():
-        owner[lo:hi + 1] = ids.setdefault(key, len(ids))
-    for n, step in enumerate(steps):
-        ident = ids.setdefault(step.key, len(ids))
-        old = regions.get(step.key)
-        if (step.kind == "enter") != (old is None):
-            raise ValueError(f"step {n}: {step.kind} of {step.key}, which is "
-                             f"{'not ' if old is None else ''}in the switch")
-        if old is not None:
-            if old != (step.old_left, step.old_right):
-                raise ValueError(f"step {n}: {step.key} is at {old}, not "
-                                 f"{(step.old_left, step.old_right)}")
-            owner[old[0]:old[1] + 1] = -1
-            del regions[step.key]
-        if step.kind != "leave":
-            lo, hi = step.new_left, step.new_right
-            if lo is None or hi is None or not 0 <= lo <= hi < total_slots \
-                    or (owner[lo:hi + 1] != -1).any():
-                raise ValueError(f"step {n}: {step.key} -> [{lo}, {hi}] overlaps a live "
-                                 f"region or leaves the shared queue")
-            owner[lo:hi + 1] = ident
-            regions[step.key] = (lo, hi)
-    return regions
-
-
-def step_counts(steps: Iterable[MigrationStep]) -> dict[str, int]:
-    """Steps per kind, every kind present."""
-    counts = dict.fromkeys(STEP_KINDS, 0)
-    for step in steps:
-        counts[step.kind] += 1
-    return counts
+def plan_migration(live: Plan, target: Plan) -> PlanMigration:
+    """The migration ``netlock push`` runs to take a switch holding ``live`` to ``target``."""
+    priorities = max(live.geometry.priorities, target.geometry.priorities)
+    live_key, live_order = entry_keys(live.entries, priorities)
+    key, order = entry_keys(target.entries, priorities)
+    a, b = live.entries, target.entries
+    sorted_live = SwitchEntries(a.lock_id[live_order], a.slots[live_order], a.left[live_order],
+                                a.right[live_order], a.priority[live_order])
+    sorted_target = SwitchEntries(b.lock_id[order], b.slots[order], b.left[order],
+                                  b.right[order], b.priority[order])
+    changes = region_changes(live_key[live_order], sorted_live.left, sorted_live.right,
+                             key[order], sorted_target.left, sorted_target.right)
+    moves = server_moves(normalize_partition(live.partition or EVERY_LOCK),
+                         normalize_partition(target.partition or EVERY_LOCK))
+    return PlanMigration(sorted_live, sorted_target, changes, moves)

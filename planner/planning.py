@@ -2,8 +2,9 @@
 
 Steps: measure r_i / c_i per item, allocate slots (Algorithm 3 or random), lay the regions
 out on the switch geometry (keeping a live plan's regions in place where possible), size
-the lock servers, partition the lock ids over them, and, when a live plan is given, the
-migration from it. Pure: no files are read or written here.
+the lock servers, partition the lock ids over them (keeping a live plan's partition unless
+servers are added or removed), and, when a live plan is given, the migration from it that
+``netlock push`` will run. Pure: no files are read or written here.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from planner.allocate import POLICIES, allocate, switch_rate
 from planner.ingest import Trace
 from planner.layout import Fragmentation, fragmentation, layout
 from planner.measure import LockStats, measure, parse_statistic
-from planner.migrate import MigrationStep, plan_migration
+from planner.migrate import PlanMigration, plan_migration
 from planner.offered import closed_loop_rps, exclusive_shares
-from planner.partition import partition_locks
+from planner.partition import keep_partition, partition_locks
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ class PlanReport:
     hold_time_source: str
     st_bound_rps: float
     fragmentation: Fragmentation
-    migration: tuple[MigrationStep, ...] | None
+    migration: PlanMigration | None
+    """What ``netlock push`` will do to take a switch holding the live plan to this one."""
     warnings: tuple[str, ...]
     coarse_group: int
 
@@ -123,8 +125,7 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
         requests_over_contention=int(stats.requests_above(stats.contention).sum()),
         hold_time_us=hold_us, hold_time_source=hold_source, st_bound_rps=bound,
         fragmentation=fragmentation(entries, geometry),
-        migration=None if live is None else plan_migration(live.entries, entries,
-                                                           geometry.total_slots),
+        migration=None if live is None else plan_migration(live, plan),
         warnings=demand.warnings(options) + _warnings(trace, geometry, options, switch,
                                                        bound, hold_us),
         coarse_group=options.coarse_group)
@@ -152,7 +153,9 @@ def plan_from_stats(stats: LockStats, geometry: SwitchGeometry, options: PlanOpt
                           trace_digest=digest, contention=options.contention,
                           hold_time_us=hold_time_us, lock_group=options.coarse_group),
         entries=entries,
-        partition=partition_locks(stats.lock_id, load, max(needed, 1)),
+        partition=(keep_partition(live.partition, stats.lock_id, load, max(needed, 1))
+                   if live is not None and live.partition
+                   else partition_locks(stats.lock_id, load, max(needed, 1))),
         summary=PlanSummary(
             policy=options.policy, slots_total=options.slots,
             slots_used=int(entries.slots.sum()), locks_total=_distinct(stats.lock_id),

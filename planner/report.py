@@ -7,7 +7,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from planner.migrate import MigrationStep, step_counts
+from netlock.plan import SwitchEntries
+from planner.migrate import PlanMigration
 from planner.planning import PlanReport
 
 TOP_LOCKS = 10
@@ -84,18 +85,34 @@ def top_locks_table(report: PlanReport, count: int = TOP_LOCKS) -> Table:
     return table
 
 
-def migration_table(steps: tuple[MigrationStep, ...], shown: int = SHOWN_STEPS) -> Table:
-    counts = ", ".join(f"{n} {kind}" for kind, n in step_counts(steps).items())
-    table = Table(title=f"Migration from the live plan: {len(steps)} steps ({counts})",
+def migration_table(migration: PlanMigration, shown: int = SHOWN_STEPS) -> Table:
+    """The locks ``netlock push`` moves (leave and re-enter), evicts and admits, and the lock
+    ranges that change lock server: exactly what the push will execute."""
+    counts = migration.counts()
+    table = Table(title=f"Migration from the live plan, as netlock push runs it: "
+                        f"{counts['stay']} locks stay, {counts['move']} move, "
+                        f"{counts['leave']} leave, {counts['enter']} enter; "
+                        f"{counts['server_ranges']} lock ranges change server",
                   title_justify="left")
-    for name in ("#", "step", "lock", "priority", "from", "to"):
+    for name in ("change", "lock", "priority", "from", "to"):
         table.add_column(name, justify="right")
-    for n, step in enumerate(steps[:shown]):
-        old = "" if step.old_left is None else f"[{step.old_left}, {step.old_right}]"
-        new = "" if step.new_left is None else f"[{step.new_left}, {step.new_right}]"
-        table.add_row(str(n), step.kind, str(step.lock_id), str(step.priority), old, new)
-    if len(steps) > shown:
-        table.add_row("...", f"{len(steps) - shown} more", "", "", "", "")
+    c, live, target = migration.changes, migration.live, migration.target
+
+    def region(entries: SwitchEntries, row: int) -> str:
+        return f"[{entries.left[row]}, {entries.right[row]}]"
+
+    rows = ([("move", target, int(t), region(live, int(lv)), region(target, int(t)))
+             for t, lv in zip(c.moved, c.moved_live, strict=True)]
+            + [("leave", live, int(r), region(live, int(r)), "server") for r in c.leaving]
+            + [("enter", target, int(r), "server", region(target, int(r)))
+               for r in c.entering])
+    for kind, entries, row, old, new in rows[:shown]:
+        table.add_row(kind, str(entries.lock_id[row]), str(entries.priority[row]), old, new)
+    if len(rows) > shown:
+        table.add_row("...", f"{len(rows) - shown} more", "", "", "")
+    for m in migration.moves:
+        table.add_row("server", f"{m.lo}..{m.hi}", "", f"server {m.source}",
+                      f"server {m.dest}")
     return table
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from hwrunner.profile import SwitchProfile, load_profile
+from tests.hwrunner.conformance import sde_client, sde_install, serve  # noqa: F401 (fixtures)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 P4_14 = FIXTURES / "bfrt_p4_14.json"

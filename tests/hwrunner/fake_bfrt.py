@@ -21,6 +21,17 @@ class BfruntimeReadWriteRpcException(Exception):
     """What the real client raises when the server rejects a request."""
 
 
+class _WriteRequest:
+    CONTINUE_ON_ERROR = 0
+    ROLLBACK_ON_ERROR = 1
+
+
+class bfruntime_pb2:
+    """Named as the real client's generated module."""
+
+    WriteRequest = _WriteRequest
+
+
 @dataclass
 class KeyTuple:
     name: str
@@ -63,12 +74,46 @@ class _Data:
         return {**self.values, "action_name": self.action, "is_default_entry": False}
 
 
+def _bits(type_doc: dict) -> tuple[int, int]:
+    bits = type_doc.get("width") or {"uint8": 8, "uint16": 16, "uint32": 32}[type_doc["type"]]
+    return (bits + 7) // 8, bits
+
+
 class _Info:
     def __init__(self, doc: dict) -> None:
         self.doc = doc
+        self.keys = {k["name"]: k for k in doc["key"]}
+        self.data = {d["singleton"]["name"]: dict(d["singleton"], mandatory=d["mandatory"])
+                     for d in doc.get("data", [])}
+        self.params = {(a["name"], p["name"]): p for a in doc.get("action_specs", [])
+                       for p in a["data"]}
 
     def name_get(self) -> str:
         return self.doc["name"]
+
+    def size_get(self) -> int:
+        return self.doc["size"]
+
+    def type_get(self) -> str:
+        return self.doc["table_type"]
+
+    def key_field_size_get(self, name: str) -> tuple[int, int]:
+        return _bits(self.keys[name]["type"])
+
+    def key_field_match_type_get(self, name: str) -> str:
+        return self.keys[name]["match_type"]
+
+    def key_field_mandatory_get(self, name: str) -> bool:
+        return self.keys[name]["mandatory"]
+
+    def _datum(self, name: str, action: str | None) -> dict:
+        return self.data[name] if action is None else self.params[(action, name)]
+
+    def data_field_size_get(self, name: str, action: str | None = None) -> tuple[int, int]:
+        return _bits(self._datum(name, action)["type"])
+
+    def data_field_mandatory_get(self, name: str, action: str | None = None) -> bool:
+        return self._datum(name, action)["mandatory"]
 
     def key_field_name_list_get(self) -> list[str]:
         return [k["name"] for k in self.doc["key"]]
@@ -131,8 +176,9 @@ class FakeTable:
     def _record(self, op: str, target: Target, n: int, flags: dict | None = None) -> None:
         self.device.calls.append((op, self.name, n, target.pipe_id, dict(flags or {})))
 
-    def _write(self, op: str, target: Target, keys: list[_Key], datas: list[_Data] | None) -> None:
-        self._record(op, target, len(keys))
+    def _write(self, op: str, target: Target, keys: list[_Key], datas: list[_Data] | None,
+               atomicity: int = 0) -> None:
+        self._record(op, target, len(keys), {"atomicity": atomicity})
         if datas is not None and len(datas) != len(keys):
             raise BfruntimeReadWriteRpcException("key and data lists differ in length")
         if self.device.fail_writes:
@@ -158,14 +204,16 @@ class FakeTable:
             else:
                 self.entries[key.frozen()] = (key, datas[i])  # type: ignore[index]
 
-    def entry_add(self, target: Target, key_list: list[_Key], data_list: list[_Data]) -> None:
-        self._write("entry_add", target, key_list, data_list)
+    def entry_add(self, target: Target, key_list: list[_Key], data_list: list[_Data],
+                  atomicity: int = 0) -> None:
+        self._write("entry_add", target, key_list, data_list, atomicity)
 
-    def entry_mod(self, target: Target, key_list: list[_Key], data_list: list[_Data]) -> None:
-        self._write("entry_mod", target, key_list, data_list)
+    def entry_mod(self, target: Target, key_list: list[_Key], data_list: list[_Data],
+                  atomicity: int = 0) -> None:
+        self._write("entry_mod", target, key_list, data_list, atomicity)
 
-    def entry_del(self, target: Target, key_list: list[_Key]) -> None:
-        self._write("entry_del", target, key_list, None)
+    def entry_del(self, target: Target, key_list: list[_Key], atomicity: int = 0) -> None:
+        self._write("entry_del", target, key_list, None, atomicity)
 
     def entry_get(self, target: Target, key_list: list[_Key] | None = None,
                   flags: dict | None = None, required_data: Any = None):

@@ -113,7 +113,7 @@ def test_names_that_do_not_match_the_profile(device, small_profile):
                                           r"the running program .Table 'queue_tail_register' "
                                           r"not found"):
         open_target(ADDRESS, profile)
-    with pytest.raises(TargetError, match="table 'queue_tail_register': not found"):
+    with pytest.raises(TargetError, match="profile table 'queue_tail_register' does not match"):
         open_target(ADDRESS, profile, bfrt=device.fixture)
 
 

@@ -88,7 +88,8 @@ def test_stats_reads_counters_back(plans, tmp_path: Path):
     assert frame["slots"].tolist() == [2, 3, 1]
 
 
-def test_resume_after_a_crash(plans, tmp_path: Path):
+@pytest.mark.parametrize("how", ["resume", "plain push"])
+def test_resume_after_a_crash(plans, tmp_path: Path, how):
     a, b = plans
     state = tmp_path / "switch.json"
     assert run("push", a, "--state", state).exit_code == 0
@@ -100,11 +101,14 @@ def test_resume_after_a_crash(plans, tmp_path: Path):
     with pytest.raises(TargetError, match="--resume"):
         push(flaky, profile, load_plan(b), journal_path=Path(f"{state}.journal"))
     save_state(switch, state)
-    blocked = run("push", b, "--state", state)
-    assert blocked.exit_code == 2 and "unfinished push" in blocked.stderr
-    resumed = run("push", "--resume", "--state", state, "--json")
+    if how == "resume":
+        resumed = run("push", "--resume", "--state", state, "--json")
+        assert "finished forward" in resumed.stderr
+    else:
+        resumed = run("push", b, "--state", state, "--json")
+        assert "finished the interrupted push" in resumed.stderr
     assert resumed.exit_code == 0, resumed.output
-    assert one_json(resumed)["verified"] and "finished forward" in resumed.stderr
+    assert one_json(resumed)["verified"]
     assert not Path(f"{state}.journal").exists()
 
 
@@ -147,7 +151,7 @@ def test_a_plan_for_another_geometry_is_refused(plans, tmp_path: Path):
     assert result.exit_code == 2 and "the plan was made for" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["push", "stats", "autopilot"])
+@pytest.mark.parametrize("command", ["push", "stats", "traffic", "autopilot"])
 def test_help_has_examples(command):
     result = run(command, "--help")
     assert result.exit_code == 0

@@ -18,19 +18,12 @@ from hwrunner.compile import (
     partition_ops,
     render_program,
 )
-from hwrunner.layout import (
-    Layout,
-    ServerMove,
-    diff,
-    layout_for,
-    normalize_partition,
-    server_moves,
-)
+from hwrunner.layout import Layout, diff, layout_for
 from hwrunner.operations import EntryAdd, EntryDelete, EntryModify, RegisterWrite
 from hwrunner.profile import load_profile
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
-from planner.migrate import plan_migration
+from planner.migrate import ServerMove, normalize_partition, plan_migration, server_moves
 from tests.hwrunner.plans import make_plan
 
 
@@ -186,20 +179,18 @@ def regions(draw) -> dict[int, tuple[int, int]]:
 
 @settings(max_examples=200, deadline=None)
 @given(before=regions(), after=regions())
-def test_the_lock_diff_agrees_with_the_planners_migration(before, after):
-    """The runner classifies locks as the planner's migration does (see hwrunner.layout)."""
+def test_the_push_runs_the_migration_plan_live_prints(before, after):
+    """One migration: what ``plan --live`` prints is what the push compiles, whatever register
+    indices the layouts use (see planner.migrate)."""
     profile = PROFILE
     live_plan, goal_plan = make_plan(before, total_slots=32), make_plan(after, total_slots=32)
     live = layout_for(live_plan, profile)
     mig = diff(live, layout_for(goal_plan, profile, live))
-    kinds: dict[int, set[str]] = {}
-    for step in plan_migration(live_plan.entries, goal_plan.entries, 32):
-        kinds.setdefault(step.lock_id, set()).add(step.kind)
-    planner_says = {lock: ("leaving" if k == {"leave"} else "entering" if k == {"enter"}
-                           else "moved") for lock, k in kinds.items()}
-    runner_says = {int(x): which for which in ("moved", "entering", "leaving")
-                   for x in mig.lock_ids(which)}
-    assert runner_says == planner_says
+    printed = plan_migration(live_plan, goal_plan)
+    for which in ("moved", "entering", "leaving", "moved_live"):
+        assert sorted(mig.lock_ids(which).tolist()) == sorted(printed.lock_ids(which).tolist())
+    assert printed.changes.migrated_locks == mig.migrated_locks
+    assert printed.moves == mig.server_moves
 
 
 def test_server_moves_are_the_ranges_whose_server_changes():

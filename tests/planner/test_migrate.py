@@ -1,105 +1,88 @@
-"""Migration steps replayed on the live layout give the new one, never overlapping on the way."""
+"""The one migration ``plan --live`` prints and ``push`` runs: which locks stay, move, leave or
+enter, and which lock ranges change server; and the live partition kept across re-plans."""
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-from hypothesis import given, settings
+import itertools
 
-from netlock.geometry import SwitchGeometry
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netlock.plan import PartitionRange, Plan, PlanInputs, PlanSummary
 from planner.layout import layout
-from planner.migrate import (
-    MigrationStep,
-    apply_migration,
-    plan_migration,
-    regions_of,
-    step_counts,
-)
+from planner.migrate import ServerMove, normalize_partition, plan_migration, server_moves
+from planner.partition import keep_partition
 from tests.planner.test_layout import GEOMETRY, allocations, entries_of
 
 
-def check(live, new, total: int) -> tuple[MigrationStep, ...]:
-    steps = plan_migration(live, new, total)
-    assert apply_migration(regions_of(live), steps, total) == regions_of(new)
-    return steps
+def plan_of(entries) -> Plan:
+    partition = (PartitionRange(0, 99, 0),)
+    summary = PlanSummary("manual", 0, 0, 0, 0, 0.0, 0.0, 0.0, 1, 1.0)
+    return Plan(GEOMETRY, "manual", PlanInputs(0, 1.0), entries, partition, summary)
+
+
+def regions(entries, rows=None) -> dict:
+    rows = range(len(entries)) if rows is None else rows
+    return {(int(entries.lock_id[r]), int(entries.priority[r])):
+            (int(entries.left[r]), int(entries.right[r])) for r in rows}
 
 
 @settings(max_examples=200, deadline=None)
 @given(allocations(), allocations())
-def test_steps_turn_the_live_layout_into_the_new_one(old_alloc, new_alloc) -> None:
+def test_taking_off_what_changes_then_installing_it_gives_the_new_layout(old_alloc, new_alloc):
     live = entries_of(*old_alloc, layout(*old_alloc, GEOMETRY))
-    new_left = layout(*new_alloc, GEOMETRY, live)
-    steps = check(live, entries_of(*new_alloc, new_left), GEOMETRY.total_slots)
-    kept = set(regions_of(live)) & set(zip(new_alloc[0].tolist(), new_alloc[1].tolist(),
-                                           strict=True))
-    moved = {s.key for s in steps if s.kind in ("move", "resize")}
-    assert moved <= kept
+    new = entries_of(*new_alloc, layout(*new_alloc, GEOMETRY, live))
+    mig = plan_migration(plan_of(live), plan_of(new))
+    c = mig.changes
+    kept = regions(mig.live)
+    for row in [*c.leaving, *c.moved_live]:
+        del kept[(int(mig.live.lock_id[row]), int(mig.live.priority[row]))]
+    assert set(kept) == set(regions(mig.target, c.staying))
+    added = regions(mig.target, [*c.moved, *c.entering])
+    assert not set(kept) & set(added)
+    assert {**kept, **added} == regions(new)
+    assert mig.counts()["stay"] + mig.counts()["move"] + mig.counts()["enter"] == len(new)
+
+
+def test_kinds():
+    live = entries_of([1, 2, 3], [0, 0, 0], [3, 3, 3], [0, 3, 6])
+    new = entries_of([1, 3, 4], [0, 0, 0], [3, 4, 3], [0, 6, 3])
+    mig = plan_migration(plan_of(live), plan_of(new))
+    groups = {w: mig.lock_ids(w).tolist() for w in ("staying", "moved", "leaving", "entering")}
+    assert groups == {"staying": [1], "moved": [3], "leaving": [2], "entering": [4]}
+    assert mig.counts() == {"stay": 1, "move": 1, "leave": 1, "enter": 1, "server_ranges": 0}
+    same = plan_migration(plan_of(live), plan_of(live))
+    assert same.changes.migrated_locks == 0 and not same.moves
+
+
+def test_server_moves_are_the_ranges_whose_server_changes():
+    live = normalize_partition((PartitionRange(0, 9, 0), PartitionRange(10, 19, 1)), 8)
+    target = normalize_partition((PartitionRange(0, 4, 0), PartitionRange(5, 14, 1),
+                                  PartitionRange(15, 19, 0)), 8)
+    assert server_moves(live, target) == (ServerMove(5, 9, 0, 1), ServerMove(15, 255, 1, 0))
+    assert server_moves(live, live) == ()
+
+
+LIVE = (PartitionRange(0, 99, 0), PartitionRange(100, 199, 1), PartitionRange(200, 299, 2))
 
 
 @settings(max_examples=100, deadline=None)
-@given(allocations(), allocations())
-def test_unrelated_fresh_layouts_also_migrate_safely(a, b) -> None:
-    check(entries_of(*a, layout(*a, GEOMETRY)), entries_of(*b, layout(*b, GEOMETRY)),
-          GEOMETRY.total_slots)
-
-
-def test_same_plan_needs_no_steps() -> None:
-    live = entries_of([1, 2], [0, 0], [3, 4], [0, 3])
-    assert plan_migration(live, live, 10) == ()
-
-
-def test_kinds_and_order() -> None:
-    live = entries_of([1, 2, 3], [0, 0, 0], [3, 3, 3], [0, 3, 6])
-    new = entries_of([1, 3, 4], [0, 0, 0], [2, 4, 2], [0, 6, 3])
-    steps = check(live, new, 12)
-    assert [(s.kind, s.lock_id) for s in steps] == [("leave", 2), ("resize", 1),
-                                                     ("resize", 3), ("enter", 4)]
-    assert steps[0] == MigrationStep("leave", 2, 0, 3, 5, None, None)
-    assert step_counts(steps) == {"leave": 1, "resize": 2, "move": 0, "enter": 1}
-
-
-def test_swap_cycle_goes_through_the_server() -> None:
-    live = entries_of([1, 2], [0, 0], [2, 2], [0, 2])
-    new = entries_of([1, 2], [0, 0], [2, 2], [2, 0])
-    steps = check(live, new, 4)
-    assert [s.kind for s in steps] == ["leave", "move", "enter"]
-
-
-def test_chain_of_moves_is_ordered() -> None:
-    live = entries_of([1, 2, 3], [0, 0, 0], [2, 2, 2], [0, 2, 4])
-    new = entries_of([1, 2, 3], [0, 0, 0], [2, 2, 2], [2, 4, 6])
-    steps = check(live, new, 8)
-    assert [(s.kind, s.lock_id) for s in steps] == [("move", 3), ("move", 2), ("move", 1)]
-
-
-def test_apply_refuses_unsafe_steps() -> None:
-    regions = {(1, 0): (0, 3), (2, 0): (4, 5)}
-    with pytest.raises(ValueError, match="overlaps"):
-        apply_migration(regions, [MigrationStep("move", 1, 0, 0, 3, 3, 6)], 10)
-    with pytest.raises(ValueError, match="not in the switch"):
-        apply_migration(regions, [MigrationStep("leave", 9, 0, 0, 1)], 10)
-    with pytest.raises(ValueError, match="is at"):
-        apply_migration(regions, [MigrationStep("leave", 1, 0, 0, 2)], 10)
-    with pytest.raises(ValueError, match="kind"):
-        MigrationStep("teleport", 1, 0)
-
-
-def test_small_change_in_a_large_plan_moves_few_locks() -> None:
-    geometry = SwitchGeometry.uniform(100_000)
-    rng = np.random.default_rng(0)
-    locks = np.arange(5000)
-    slots = rng.integers(1, 10, 5000)
-    zeros = np.zeros(5000, np.int64)
-    live = entries_of(locks, zeros, slots, layout(locks, zeros, slots, geometry))
-    new_slots = slots.copy()
-    new_slots[:50] += 3
-    new_locks = np.r_[locks[:-20], np.arange(10_000, 10_030)]
-    new_slots = np.r_[new_slots[:-20], np.full(30, 4)]
-    prio = np.zeros(len(new_locks), np.int64)
-    new = entries_of(new_locks, prio, new_slots, layout(new_locks, prio, new_slots, geometry,
-                                                        live))
-    steps = check(live, new, geometry.total_slots)
-    counts = step_counts(steps)
-    assert (counts["leave"], counts["enter"]) == (20, 30)
-    assert counts["move"] + counts["resize"] == 50
-    assert {s.lock_id for s in steps if s.kind in ("move", "resize")} == set(range(50))
+@given(st.integers(1, 6), st.integers(0, 2**16))
+def test_a_kept_partition_moves_one_range_per_server_added_or_removed(servers, seed):
+    rng = np.random.default_rng(seed)
+    locks = np.unique(rng.integers(0, 400, 300))
+    load = rng.uniform(0, 10, len(locks))
+    kept = keep_partition(LIVE, locks, load, servers)
+    assert 1 + max(p.server for p in kept) == servers
+    assert sorted({p.server for p in kept}) == list(range(servers))
+    moves = server_moves(normalize_partition(LIVE), normalize_partition(kept))
+    if servers == 3:
+        assert kept == LIVE and moves == ()
+    elif servers > 3:
+        assert len(moves) == servers - 3
+        assert all(m.source < 3 and m.dest >= 3 for m in moves)
+    else:
+        assert all(m.source >= servers for m in moves)
+    assert kept[0].lo == 0
+    assert all(a.hi + 1 == b.lo for a, b in itertools.pairwise(kept))

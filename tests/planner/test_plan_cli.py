@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -170,3 +171,32 @@ def test_tenants_priorities_and_large_plan_side_file(tmp_path: Path) -> None:
     assert (tmp_path / "p.entries.parquet").exists() and len(plan.entries) > 1000
     assert set(plan.entries.priority.tolist()) == {0, 1}
     assert plan.problem() is None
+
+
+def test_a_live_replan_can_be_pushed_and_prints_what_push_does(zipf_trace: Path,
+                                                                 tmp_path: Path) -> None:
+    """plan a -> push a -> plan b --live a -> push b: the live partition is kept (no lock
+    range changes server, so the push needs no --servers-idle) and the push migrates exactly
+    the locks plan --live listed."""
+    other = tmp_path / "other.parquet"
+    made = run("trace", "gen", "micro", "--out", other, "--requests", "20000", "--seed", "4",
+               "--set", "workload.locks=2000", "--set", "workload.zipf=0.99",
+               "--set", "workload.clients=8", "--json")
+    assert made.exit_code == 0, made.output
+    a, b, state = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "switch.json"
+    rate = ["--server-rate", "150000"]
+    assert run("plan", zipf_trace, "--slots", "300", *rate, "--out", a).exit_code == 0
+    assert load_plan(a).summary.servers_needed > 1
+    assert run("push", a, "--state", state).exit_code == 0
+    replan = run("plan", other, "--slots", "300", *rate, "--live", a, "--out", b, "--json")
+    assert replan.exit_code == 0, replan.output
+    assert load_plan(b).partition == load_plan(a).partition
+    title = re.search(r"(\d+) locks stay, (\d+) move, (\d+) leave, (\d+) enter; (\d+) lock "
+                      r"ranges change server", " ".join(replan.stderr.split()))
+    assert title, replan.stderr
+    stay, move, leave, enter, ranges = map(int, title.groups())
+    assert ranges == 0 and move + leave + enter > 0
+    assert stay + move + enter == load_plan(b).summary.locks_in_switch
+    pushed = run("push", b, "--state", state, "--json")
+    assert pushed.exit_code == 0, pushed.output
+    assert json.loads(pushed.stdout)["migrated_locks"] == move + leave + enter
