@@ -12,6 +12,7 @@ def test_one_percent_loss_is_safe_and_requests_are_eventually_granted():
     cfg = config("micro-exclusive", network__loss=0.01, workload__locks=200,
                  workload__locks_per_txn=2, workload__mode="mixed", workload__think_time_us=5,
                  workload__clients=60, lease__us=300, lease__sweep_us=50,
+                 clients__timeout_us=100,
                  sim__duration_s=0.012, sim__warmup_s=0.001)
     result = simulate(cfg)
     summary = result.summary
