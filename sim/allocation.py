@@ -196,8 +196,11 @@ def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
     stats = measure(warmup.trace, config.policy.contention, geometry.priorities)
     stats = replace(stats, contention=contention(warmup, stats, geometry.priorities))
     stats, rates, scale = offered_stats(stats, warmup.trace, config, hold_us)
+    slots = config.switch.slots if slots is None else slots
+    if config.policy.allocation == "random":
+        slots = random_share(stats, config, slots)
     options = PlanOptions(
-        slots=config.switch.slots if slots is None else slots,
+        slots=slots,
         server_rate_rps=config.servers.capacity_rps, policy=config.policy.allocation,
         contention=config.policy.contention, seed=config.sim.seed,
         coarse_group=config.policy.coarse_group)
@@ -205,6 +208,24 @@ def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
                                   rate_scale=scale)
     load = stats.rate_rps * (1.0 - given / np.maximum(stats.contention, 1))
     return plan, partition(stats.lock_id, load, config)
+
+
+def random_share(stats: LockStats, config: Config, slots: int) -> int:
+    """The slots the random policy gives the locks in ``stats`` (us: a count of slots).
+
+    The paper's strawman "randomly divides locks between the switch and the servers": all
+    the workload's locks, not just those a warm-up saw (which are the popular ones). A
+    random order over the whole lock space gives the seen locks their share of the slots
+    (their c_i against one slot for each lock never seen); the rest would go to locks that
+    carry next to no requests, so they are left out of the plan.
+    """
+    group = config.policy.coarse_group
+    space = -(-workload_from_config(config).n_locks // group)
+    seen = len(np.unique(stats.lock_id))
+    if space <= seen:
+        return slots
+    wanted = float(np.sum(stats.contention))
+    return int(slots * wanted / (wanted + space - seen))
 
 
 def known_popularity(config: Config) -> np.ndarray | None:
