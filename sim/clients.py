@@ -391,6 +391,7 @@ class Client:
             return
         self.add_txn((now, now - self.txn_start, self.tenant, len(self.locks), self.cid))
         if self.next_start > now:
+            self.locks = []
             self.at(self.next_start, self.begin_txn)
         else:
             burst += self.next_txn(now)

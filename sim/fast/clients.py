@@ -273,6 +273,7 @@ def commit(r: Rack, c: int, attempt: int, now: float) -> None:
         return
     record_txn(r, c, now)
     if r.cf[c, CF_NEXT_START] > now:
+        r.ci[c, CI_NLOCKS] = 0
         heap.push(r.heap, r.cf[c, CF_NEXT_START], E_BEGIN, c, 0)
     else:
         count = next_txn(r, c, now, count)
