@@ -16,9 +16,11 @@ import numpy as np
 
 def count_stalled(use_lock: np.ndarray, use_start: np.ndarray, use_end: np.ndarray,
                   wait_lock: np.ndarray, wait_from: np.ndarray, wait_to: np.ndarray,
-                  lease_us: float) -> int:
+                  lease_us: float, excused: tuple[tuple[float, float], ...] = ()) -> int:
     """Waits ``[wait_from, wait_to)`` of ``wait_lock`` that contain an idle stretch of
     their lock (no use ``[use_start, use_end)`` of it in progress) longer than ``lease_us``.
+    ``excused`` intervals count as busy for every lock: an outage the run injected, during
+    which no lock can be granted (a failure, not a lost request).
 
     Only waits longer than a lease can stall, and there are few of them, so the busy
     intervals are merged only for their locks.
@@ -37,9 +39,13 @@ def count_stalled(use_lock: np.ndarray, use_start: np.ndarray, use_end: np.ndarr
     order = np.lexsort((start, lock))
     lock, start, end = lock[order], start[order], end[order]
     busy: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    outage = np.asarray(excused, dtype=np.float64).reshape(-1, 2)
     for value in np.unique(wait_lock[long]).tolist():
         lo, hi = np.searchsorted(lock, [value, value + 1])
-        busy[value] = _merged(start[lo:hi], end[lo:hi])
+        starts = np.concatenate([start[lo:hi], outage[:, 0]])
+        ends = np.concatenate([end[lo:hi], outage[:, 1]])
+        order = np.argsort(starts, kind="stable")
+        busy[value] = _merged(starts[order], ends[order])
     stalled = 0
     for k in long.tolist():
         starts, ends = busy[int(wait_lock[k])]

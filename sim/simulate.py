@@ -108,7 +108,7 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
     txn_w = in_window(txns, start_us, end_us)
     violations = count_violations(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
                                   requests["t_us"].to_numpy(), requests["end_us"].to_numpy())
-    stalled = stalled_waits(requests, open_waits, cfg.lease.us)
+    stalled = stalled_waits(requests, open_waits, cfg.lease.us, outages(cfg))
     granted = len(req_w)
     by_switch = int(np.count_nonzero(req_w["source"].to_numpy() == 0))
     tenants = sorted({t.id for t in cfg.tenants})
@@ -142,18 +142,30 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
                      config=cfg.to_dict())
 
 
+def outages(cfg: Config) -> tuple[tuple[float, float], ...]:
+    """The injected failures' windows (us) in which locks may not be granted: from the
+    failure until a lease after the restart (or the end), and a lease after a lock server
+    fails (its heir's grace)."""
+    fl, lease, end = cfg.failures, cfg.lease.us, cfg.sim.duration_s * 1e6
+    windows = [(f.at_s * 1e6, f.at_s * 1e6 + 2 * lease) for f in fl.server_failures]
+    if fl.switch_fail_s is not None:
+        back = end if fl.switch_restart_s is None else fl.switch_restart_s * 1e6 + 2 * lease
+        windows.append((fl.switch_fail_s * 1e6, min(back, end)))
+    return tuple(windows)
+
+
 def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, float]],
-                  lease_us: float) -> int:
+                  lease_us: float, excused: tuple[tuple[float, float], ...] = ()) -> int:
     """Waits for a lock that saw it idle for longer than a lease (:mod:`sim.liveness`):
     every granted request's, from its transaction's first ask to its grant, and each lock
-    still awaited at the end of the run."""
+    still awaited at the end of the run; ``excused``: injected outages."""
     lock = requests["lock"].to_numpy()
     start = requests["t_us"].to_numpy()
     waits = np.asarray(open_waits, dtype=np.float64).reshape(-1, 3)
     return count_stalled(lock, start, requests["end_us"].to_numpy(),
                          np.concatenate([lock, waits[:, 0].astype(np.int64)]),
                          np.concatenate([requests["asked_us"].to_numpy(), waits[:, 1]]),
-                         np.concatenate([start, waits[:, 2]]), lease_us)
+                         np.concatenate([start, waits[:, 2]]), lease_us, excused)
 
 
 def _tenant_summary(requests: pd.DataFrame, txns: pd.DataFrame, tenant: int,

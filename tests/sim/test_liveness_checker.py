@@ -30,14 +30,17 @@ interval = st.tuples(st.integers(0, 2), st.integers(0, HORIZON), st.integers(0, 
 
 @settings(max_examples=300, deadline=None)
 @given(uses=st.lists(interval, max_size=12), waits=st.lists(interval, max_size=8),
-       lease=st.integers(1, 12))
-def test_count_stalled_matches_the_oracle(uses, waits, lease):
+       lease=st.integers(1, 12),
+       outages=st.lists(st.tuples(st.integers(0, HORIZON), st.integers(0, 20)), max_size=2))
+def test_count_stalled_matches_the_oracle(uses, waits, lease, outages):
     uses = [(lock, s, s + d) for lock, s, d in uses]
     waits = [(lock, s, s + d) for lock, s, d in waits]
+    excused = tuple((s, s + d) for s, d in outages)
     u = np.array(uses, dtype=np.int64).reshape(-1, 3)
     w = np.array(waits, dtype=np.int64).reshape(-1, 3)
-    got = count_stalled(u[:, 0], u[:, 1], u[:, 2], w[:, 0], w[:, 1], w[:, 2], lease)
-    assert got == oracle(uses, waits, lease)
+    got = count_stalled(u[:, 0], u[:, 1], u[:, 2], w[:, 0], w[:, 1], w[:, 2], lease, excused)
+    every_lock = [(lock, s, e) for lock in range(3) for s, e in excused]
+    assert got == oracle(uses + every_lock, waits, lease)
 
 
 def test_a_wait_behind_a_busy_lock_is_not_stalled_but_one_on_an_idle_lock_is():
