@@ -13,11 +13,14 @@ HORIZON = 60
 
 def oracle(uses, waits, lease):
     """Walk every unit step of every wait: the longest run of steps in which no use of
-    its lock is in progress."""
+    its lock is in progress. A use of zero length (granted and handed back at once) is an
+    instant of use: the idle run ends there."""
     stalled = 0
     for lock, a, b in waits:
         run = longest = 0
         for t in range(a, b):
+            if any(u_lock == lock and s == e == t for u_lock, s, e in uses):
+                run = 0
             busy = any(u_lock == lock and s <= t < e for u_lock, s, e in uses)
             run = 0 if busy else run + 1
             longest = max(longest, run)
