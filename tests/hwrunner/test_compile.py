@@ -23,7 +23,7 @@ from hwrunner.operations import EntryAdd, EntryDelete, EntryModify, RegisterWrit
 from hwrunner.profile import load_profile
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
-from planner.migrate import ServerMove, normalize_partition, plan_migration, server_moves
+from planner.migrate import ServerMove, normalize_partition, plan_migration
 from tests.hwrunner.plans import make_plan
 
 
@@ -191,15 +191,6 @@ def test_the_push_runs_the_migration_plan_live_prints(before, after):
         assert sorted(mig.lock_ids(which).tolist()) == sorted(printed.lock_ids(which).tolist())
     assert printed.changes.migrated_locks == mig.migrated_locks
     assert printed.moves == mig.server_moves
-
-
-def test_server_moves_are_the_ranges_whose_server_changes():
-    live = normalize_partition((PartitionRange(0, 9, 0), PartitionRange(10, 19, 1)), 8)
-    target = normalize_partition((PartitionRange(0, 4, 0), PartitionRange(5, 14, 1),
-                                  PartitionRange(15, 19, 0)), 8)
-    assert server_moves(live, target) == (ServerMove(5, 9, 0, 1), ServerMove(15, 255, 1, 0))
-    assert server_moves(live, live) == ()
-    assert server_moves((), target) == (), "an empty table routed nothing"
 
 
 def test_moving_server_state_makes_the_partition_the_point_of_no_return(profile):

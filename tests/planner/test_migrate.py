@@ -62,6 +62,7 @@ def test_server_moves_are_the_ranges_whose_server_changes():
                                   PartitionRange(15, 19, 0)), 8)
     assert server_moves(live, target) == (ServerMove(5, 9, 0, 1), ServerMove(15, 255, 1, 0))
     assert server_moves(live, live) == ()
+    assert server_moves((), target) == (), "an empty table routed nothing"
 
 
 LIVE = (PartitionRange(0, 99, 0), PartitionRange(100, 199, 1), PartitionRange(200, 299, 2))
