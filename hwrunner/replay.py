@@ -89,7 +89,7 @@ class Replay:
         self.servers = [LockServer() for _ in range(max(servers, 1))]
         self.now_us = 0
         self.counts = ReplayCounts()
-        self._events: list[tuple[int, int, int, int, int]] = []
+        self._events: list[tuple[int, int, int, int, int, int]] = []
         """(time us, kind, sequence, row, pass) heap."""
         self._seq = 0
         self._next_row = 0
@@ -108,11 +108,11 @@ class Replay:
         return LocalLockServers(self.servers, self.server_of, self.deliver,
                                 lambda: self.now_us, self.switch.take_outbox)
 
-    def _request(self, row: int, lap: int, op: Op) -> LockRequest:
+    def _request(self, row: int, lap: int, op: Op, slot: int = -1) -> LockRequest:
         txn = lap * len(self.requests) + row
         return LockRequest(op, Mode(int(self.requests.mode[row])),
                            int(self.requests.lock_id[row]), txn, txn & 0xFFFFFFFF,
-                           timestamp_us=self.now_us)
+                           timestamp_us=self.now_us, slot=slot)
 
     def _to_switch(self, req: LockRequest) -> list[Action]:
         self.counts.packets += 1
@@ -147,7 +147,8 @@ class Replay:
         lap, row = divmod(req.txn_id, n)
         due = (lap * self.requests.span_us + int(self.requests.t_us[row])
                + int(self.requests.hold_us[row]))
-        heapq.heappush(self._events, (max(due, self.now_us), RELEASE, self._seq, row, lap))
+        heapq.heappush(self._events, (max(due, self.now_us), RELEASE, self._seq, row, lap,
+                                      req.slot))
         self._seq += 1
 
     # --- time ---------------------------------------------------------------------------
@@ -166,7 +167,7 @@ class Replay:
             at = self._base_us + int(self.requests.t_us[row])
             if at > t_us:
                 return
-            heapq.heappush(self._events, (at, ACQUIRE, self._seq, row, self._pass))
+            heapq.heappush(self._events, (at, ACQUIRE, self._seq, row, self._pass, -1))
             self._seq += 1
             self._next_row += 1
 
@@ -174,14 +175,14 @@ class Replay:
         """Deliver every packet due up to trace time ``t_us``."""
         self._admit_until(t_us)
         while self._events and self._events[0][0] <= t_us:
-            at, kind, _, row, lap = heapq.heappop(self._events)
+            at, kind, _, row, lap, slot = heapq.heappop(self._events)
             self.now_us = max(self.now_us, at)
             if kind == ACQUIRE:
                 self.counts.acquires += 1
                 self.deliver(self._to_switch(self._request(row, lap, Op.ACQUIRE)), False)
             else:
                 self.counts.released += 1
-                self.deliver(self._to_switch(self._request(row, lap, Op.RELEASE)), False)
+                self.deliver(self._to_switch(self._request(row, lap, Op.RELEASE, slot)), False)
             self._admit_until(t_us)
         self.now_us = max(self.now_us, t_us)
 

@@ -66,6 +66,9 @@ class LockRequest:
     timestamp_us: int = 0
     overflow: bool = False
     push_back: bool = False
+    slot: int = -1
+    """The switch queue slot that granted this request (set on a switch's GRANT, carried by
+    the release, which names it for the switch's owner check); -1 when none."""
 
     def release(self) -> LockRequest:
         """The release matching this acquire."""

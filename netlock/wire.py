@@ -7,14 +7,16 @@ push-back notifications, drain completion) use :data:`NETLOCK_CONTROL_UDP_PORT`.
 sit in the dynamic/private range (RFC 6335) so they collide with no registered service, and
 are adjacent so a switch parser can match them as one range.
 
-Request header (36 bytes, network byte order)::
+Request header (40 bytes, network byte order)::
 
     magic u8 | version u8 | op u8 | mode u8 | priority u8 | flags u8 | tenant u16
-    client_id u32 | txn_id u64 | lock_id u64 | timestamp_us u64
+    client_id u32 | txn_id u64 | lock_id u64 | timestamp_us u64 | slot u32
 
 ``flags`` bit 0 is the overflow mark, bit 1 the push-back mark; other bits must be zero.
 ``client_id`` is 32 bits so a client's IPv4 address fits, as in the paper. ``timestamp_us``
-is the request's time in microseconds (lease accounting).
+is the request's time in microseconds (lease accounting). ``slot`` is the shared-queue slot
+a switch's grant came from, which the release names for the switch's owner check
+(version 2; :data:`NO_SLOT` = none).
 
 Control header (24 bytes, network byte order)::
 
@@ -61,8 +63,10 @@ NETLOCK_CONTROL_UDP_PORT = 51001
 """UDP destination port of control messages."""
 MAGIC = 0x4E
 """First byte of every NetLock header ("N"), so stray traffic on the ports is rejected."""
-VERSION = 1
-"""Wire format version; decoders reject any other."""
+VERSION = 2
+"""Wire format version; decoders reject any other (2 added the request's ``slot``)."""
+NO_SLOT = 0xFFFFFFFF
+"""``slot`` of a request no switch slot granted."""
 
 _EnumT = TypeVar("_EnumT", bound=IntEnum)
 
@@ -76,7 +80,7 @@ _ETHER_BYTES = 14
 _REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
     ("magic", "B"), ("version", "B"), ("op", "B"), ("mode", "B"), ("priority", "B"),
     ("flags", "B"), ("tenant", "H"), ("client_id", "I"), ("txn_id", "Q"), ("lock_id", "Q"),
-    ("timestamp_us", "Q"),
+    ("timestamp_us", "Q"), ("slot", "I"),
 )  # fmt: skip
 _CONTROL_FIELDS: tuple[tuple[str, str], ...] = (
     ("magic", "B"), ("version", "B"), ("kind", "B"), ("priority", "B"), ("lock_id", "Q"),
@@ -210,6 +214,7 @@ def encode_request(req: LockRequest) -> bytes:
         "mode": _member(_REQUEST, "mode", Mode, req.mode), "priority": req.priority,
         "flags": flags, "tenant": req.tenant, "client_id": req.client_id, "txn_id": req.txn_id,
         "lock_id": req.lock_id, "timestamp_us": req.timestamp_us,
+        "slot": NO_SLOT if req.slot == -1 else req.slot,
     }  # fmt: skip
     return _pack(_REQUEST, _REQUEST_STRUCT, _REQUEST_FIELDS, values)
 
@@ -224,6 +229,7 @@ def decode_request(data: bytes) -> LockRequest:
         lock_id=v["lock_id"], txn_id=v["txn_id"], client_id=v["client_id"],
         tenant=v["tenant"], priority=v["priority"], timestamp_us=v["timestamp_us"],
         overflow=bool(v["flags"] & _FLAG_OVERFLOW), push_back=bool(v["flags"] & _FLAG_PUSH_BACK),
+        slot=-1 if v["slot"] == NO_SLOT else v["slot"],
     )  # fmt: skip
 
 

@@ -33,13 +33,15 @@ class Req:
 
     The same object travels client -> lock manager -> client (grant) -> lock manager
     (release). ``rid`` is unique per request in a run; ``source`` is set by the lock manager
-    to the index (in its ``sources``) of the component that granted it; ``t_enq`` is free
+    to the index (in its ``sources``) of the component that granted it, ``slot`` to the
+    switch queue slot of a switch's grant (its release names it); ``t_enq`` is free
     for the lock manager's own bookkeeping; ``follow`` chains packets that travel together
     (a burst). Times are us.
     """
 
     __slots__ = ("attempt", "callbacks", "client", "follow", "lease_end", "lock", "mode", "op",
-                 "priority", "rid", "source", "t_created", "t_enq", "t_grant", "tenant")
+                 "priority", "rid", "slot", "source", "t_created", "t_enq", "t_grant",
+                 "tenant")
     _ok = True
 
     def __init__(self, rid: int, client: Any, attempt: int, lock: int, mode: int,
@@ -54,6 +56,7 @@ class Req:
         self.t_created = t_created
         self.op = ACQUIRE
         self.source = -1
+        self.slot = -1
         self.t_enq = t_created
         self.follow: Req | None = None
 

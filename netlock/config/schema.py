@@ -63,6 +63,11 @@ class Switch:
                             choices=("drop", "defer"))
     quota_window_us: float = key(100.0, "window over which tenant request counters are "
                                  "compared with quotas, us", above=0.0)
+    release_check: str = key("owner", "how the switch checks a release: owner (it names its "
+                             "grant's queue slot, whose owner must match: duplicated and "
+                             "stale releases are dropped) or none (the paper's rule: a shared "
+                             "release dequeues the head, whoever holds it)",
+                             choices=("owner", "none"))
 
 
 @dataclass(frozen=True)

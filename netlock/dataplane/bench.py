@@ -12,6 +12,7 @@ import numpy as np
 from netlock.bench import BenchResult, median_time_s
 from netlock.dataplane import kernels
 from netlock.dataplane._jit import JIT_ENABLED, kernel
+from netlock.dataplane.layout import O_SLOT
 from netlock.dataplane.switch import SwitchDataPlane
 from netlock.geometry import SwitchGeometry
 from netlock.packets import LockRequest, Mode, Op
@@ -26,9 +27,9 @@ def _compiled_pairs(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray,
     rows = 0
     for t in range(pairs):
         rows += kernels.process(locks, regions, slots, tenants, ctl, trace, out, i, 0, LOCK, 1,
-                                t, 0, 0, 0, 0, t)
+                                t, 0, 0, 0, 0, -1, t)
         rows += kernels.process(locks, regions, slots, tenants, ctl, trace, out, i, 1, LOCK, 1,
-                                t, 0, 0, 0, 0, t)
+                                t, 0, 0, 0, 0, out[0, O_SLOT], t)
     return rows
 
 
@@ -44,20 +45,20 @@ def run(quick: bool) -> list[BenchResult]:
     repeats = 3 if quick else 7
     switch = _switch()
     acquire = LockRequest(Op.ACQUIRE, Mode.EXCLUSIVE, LOCK, 1, 1)
-    release = acquire.release()
 
     def wrapper() -> None:
         for t in range(pairs):
-            switch.process(acquire, t)
-            switch.process(release, t)
+            grant = switch.process(acquire, t).actions[0].request
+            switch.process(grant.release(), t)
 
     state = switch.arrays()
+    out = switch.out
     i = switch.lock_index(LOCK)
 
     def raw() -> None:
         for t in range(pairs):
-            kernels.process(*state, i, 0, LOCK, 1, 1, 1, 0, 0, 0, t)
-            kernels.process(*state, i, 1, LOCK, 1, 1, 1, 0, 0, 0, t)
+            kernels.process(*state, i, 0, LOCK, 1, 1, 1, 0, 0, 0, -1, t)
+            kernels.process(*state, i, 1, LOCK, 1, 1, 1, 0, 0, 0, out[0, O_SLOT], t)
 
     def compiled() -> None:
         _compiled_pairs(*state, i, pairs)

@@ -38,6 +38,7 @@ from netlock.dataplane.layout import (
     C_PASS,
     C_PASSES,
     C_QUOTA_POLICY,
+    C_RELEASE_CHECK,
     C_TRACE_FULL,
     C_TRACE_LEN,
     L_CLASSES,
@@ -57,6 +58,7 @@ from netlock.dataplane.layout import (
     O_PRIORITY,
     O_REASON,
     O_SELF,
+    O_SLOT,
     O_TENANT,
     O_TIMESTAMP,
     O_TXN,
@@ -67,11 +69,13 @@ from netlock.dataplane.layout import (
     R_LEFT,
     R_NOTIFIED,
     R_PEAK,
+    R_RELEASED,
     R_RIGHT,
     R_SERVER_HELD,
     R_TAIL,
     REG_TENANT_COUNTER,
     REGION_COL_REGISTER,
+    RELEASE_CHECK_OWNER,
     S_ARRAY,
     S_CLIENT,
     S_GRANTED,
@@ -79,7 +83,10 @@ from netlock.dataplane.layout import (
     S_TENANT,
     S_TIMESTAMP,
     S_TXN,
+    SLOT_GRANTED,
+    SLOT_RELEASED,
     SLOT_STATE_COLS,
+    SLOT_WAITING,
     T_COUNT,
     T_QUOTA,
 )
@@ -96,6 +103,8 @@ NO_REASON = int(DropReason.NONE)
 STALE_RELEASE = int(DropReason.STALE_RELEASE)
 QUOTA = int(DropReason.QUOTA)
 ACQUIRE = int(Op.ACQUIRE)
+MARKED = -2
+""":func:`_dequeue_head`: a shared release behind the head, marked released."""
 
 Trace = np.ndarray | None
 """A kernel's ``trace`` argument: ``ctl`` again, to record every register access in its
@@ -183,15 +192,18 @@ def _emit(out: np.ndarray, n: int, kind: int, reason: int, count: int, is_self: 
     out[n, O_TENANT] = tenant
     out[n, O_PRIORITY] = priority
     out[n, O_TIMESTAMP] = timestamp_us
+    out[n, O_SLOT] = -1
     return n + 1
 
 
 @kernel
 def _emit_slot_grant(out: np.ndarray, n: int, slots: np.ndarray, trace: Trace, k: int,
                      lock_id: int, c: int) -> int:
-    return _emit(out, n, GRANT, NO_REASON, 0, 0, lock_id, _sget(slots, trace, k, S_MODE),
-                 _sget(slots, trace, k, S_TXN), _sget(slots, trace, k, S_CLIENT),
-                 _sget(slots, trace, k, S_TENANT), c, _sget(slots, trace, k, S_TIMESTAMP))
+    n = _emit(out, n, GRANT, NO_REASON, 0, 0, lock_id, _sget(slots, trace, k, S_MODE),
+              _sget(slots, trace, k, S_TXN), _sget(slots, trace, k, S_CLIENT),
+              _sget(slots, trace, k, S_TENANT), c, _sget(slots, trace, k, S_TIMESTAMP))
+    out[n - 1, O_SLOT] = k
+    return n
 
 
 @kernel
@@ -286,7 +298,7 @@ def _grant_waiting(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ct
         if not compatible(mode, _lget(locks, trace, i, L_SHARED),
                           _lget(locks, trace, i, L_EXCLUSIVE)):
             break
-        _sset(slots, trace, k, S_GRANTED, 1)
+        _sset(slots, trace, k, S_GRANTED, SLOT_GRANTED)
         _sset(slots, trace, k, S_TIMESTAMP, now_us)
         _rset(regions, trace, c, i, R_GRANTED, granted + 1)
         _hold(locks, trace, i, mode, 1)
@@ -298,45 +310,106 @@ def _grant_waiting(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ct
 
 
 @kernel
-def _dequeue_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, trace: Trace,
-                  out: np.ndarray, n: int, i: int, lock_id: int, c: int, mode: int,
-                  txn: int) -> int:
-    """The release pass: dequeue the granted head of region (i, c); -1 if the release is stale.
-
-    An exclusive release must match the head's transaction; a shared release dequeues a
-    granted shared head blindly (shared releases commute).
+def _owner_release(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, trace: Trace,
+                   i: int, c: int, mode: int, txn: int, client: int, slot: int) -> int:
+    """The owner check of a release that names its grant's ``slot``: ``slot`` when it is
+    the region's head (to dequeue), MARKED when it was a shared holder behind the head (now
+    marked released and its holder count dropped; it is dequeued when it reaches the
+    head), -1 when the slot holds no grant of this (transaction, client, mode): a stale or
+    duplicated release. One access to the slot's array: it fits the release's first pass.
     """
-    granted = _rget(regions, trace, c, i, R_GRANTED)
-    if granted == 0:
+    if (slot < 0 or slot >= slots.shape[0] or slot < _rget(regions, trace, c, i, R_LEFT)
+            or slot > _rget(regions, trace, c, i, R_RIGHT)):
         return -1
-    head = _rget(regions, trace, c, i, R_HEAD)
-    held_mode = _sget(slots, trace, head, S_MODE)
-    if _sget(slots, trace, head, S_GRANTED) == 0 or held_mode != mode:
+    if (_sget(slots, trace, slot, S_GRANTED) != SLOT_GRANTED
+            or slots[slot, S_MODE] != mode or slots[slot, S_TXN] != txn
+            or slots[slot, S_CLIENT] != client):
         return -1
-    if mode == EXCLUSIVE and _sget(slots, trace, head, S_TXN) != txn:
-        return -1
+    if slot == _rget(regions, trace, c, i, R_HEAD):
+        return slot
+    slots[slot, S_GRANTED] = SLOT_RELEASED
+    _rset(regions, trace, c, i, R_RELEASED, _rget(regions, trace, c, i, R_RELEASED) + 1)
+    _hold(locks, trace, i, mode, -1)
+    return MARKED
+
+
+@kernel
+def _pop_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, trace: Trace, i: int,
+              c: int, head: int) -> None:
+    """Dequeue region (i, c)'s granted head slot ``head`` and release its holder (a slot
+    marked released gave its holder up already)."""
+    state = _sget(slots, trace, head, S_GRANTED)
+    mode = slots[head, S_MODE]
     for col in range(SLOT_STATE_COLS):
-        _sset(slots, trace, head, col, 0)
-    count = _rget(regions, trace, c, i, R_COUNT)
+        slots[head, col] = 0
     _rset(regions, trace, c, i, R_HEAD,
           _advance(head, _rget(regions, trace, c, i, R_LEFT), _rget(regions, trace, c, i, R_RIGHT)))
-    _rset(regions, trace, c, i, R_COUNT, count - 1)
-    _rset(regions, trace, c, i, R_GRANTED, granted - 1)
-    _hold(locks, trace, i, held_mode, -1)
-    return _notify_if_idle(locks, regions, trace, out, n, i, lock_id, c)
+    _rset(regions, trace, c, i, R_COUNT, _rget(regions, trace, c, i, R_COUNT) - 1)
+    _rset(regions, trace, c, i, R_GRANTED, _rget(regions, trace, c, i, R_GRANTED) - 1)
+    if state == SLOT_RELEASED:
+        _rset(regions, trace, c, i, R_RELEASED, _rget(regions, trace, c, i, R_RELEASED) - 1)
+    else:
+        _hold(locks, trace, i, mode, -1)
+
+
+@kernel
+def _dequeue_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
+                  trace: Trace, i: int, c: int, mode: int, txn: int, client: int,
+                  slot: int) -> int:
+    """The release's first pass: dequeue the granted head of region (i, c). Returns the
+    dequeued slot, MARKED (owner check: a shared holder behind the head, see
+    :func:`_owner_release`) or -1 when the release is stale.
+
+    With ``ctl[C_RELEASE_CHECK]`` = RELEASE_CHECK_OWNER the release must own ``slot``.
+    With RELEASE_CHECK_NONE (the paper's rule) an exclusive release must match the head's
+    transaction and a shared release dequeues a granted shared head blindly: shared
+    releases commute, but a duplicated or stale one frees another holder's lock.
+    """
+    if _rget(regions, trace, c, i, R_GRANTED) == 0:
+        return -1
+    if ctl[C_RELEASE_CHECK] == RELEASE_CHECK_OWNER:
+        head = _owner_release(locks, regions, slots, trace, i, c, mode, txn, client, slot)
+        if head < 0:
+            return head
+    else:
+        head = _rget(regions, trace, c, i, R_HEAD)
+        if _sget(slots, trace, head, S_GRANTED) != SLOT_GRANTED or slots[head, S_MODE] != mode:
+            return -1
+        if mode == EXCLUSIVE and slots[head, S_TXN] != txn:
+            return -1
+    _pop_head(locks, regions, slots, trace, i, c, head)
+    return head
 
 
 @kernel
 def _release_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
                   trace: Trace, out: np.ndarray, n: int, i: int, lock_id: int, c: int,
-                  mode: int, txn: int, now_us: int) -> int:
-    """A release from its dequeue pass on: dequeue, then grant by resubmit; -1 if stale."""
-    n = _dequeue_head(locks, regions, slots, trace, out, n, i, lock_id, c, mode, txn)
-    if n < 0:
+                  mode: int, txn: int, client: int, slot: int, now_us: int) -> int:
+    """A release from its dequeue pass on; -1 if stale.
+
+    After the dequeue, while the region has slots marked released (owner check), resubmit
+    passes read the new head and dequeue it if it is marked (the pass that finds a live
+    head is the one Algorithm 2 spends reading the new head). Then resubmit passes grant
+    what waits. Without marks the passes are Algorithm 2's.
+    """
+    head = _dequeue_head(locks, regions, slots, ctl, trace, i, c, mode, txn, client, slot)
+    if head == MARKED:
         return n
+    if head < 0:
+        return -1
+    read_head = False
+    while (_rget(regions, trace, c, i, R_RELEASED) > 0
+           and _rget(regions, trace, c, i, R_GRANTED) > 0):
+        _new_pass(ctl)
+        head = _rget(regions, trace, c, i, R_HEAD)
+        if _sget(slots, trace, head, S_GRANTED) != SLOT_RELEASED:
+            read_head = True
+            break
+        _pop_head(locks, regions, slots, trace, i, c, head)
+    n = _notify_if_idle(locks, regions, trace, out, n, i, lock_id, c)
     passes = ctl[C_PASSES]
     n = _grant_waiting(locks, regions, slots, ctl, trace, out, n, i, lock_id, now_us)
-    if ctl[C_PASSES] == passes and _rget(regions, trace, c, i, R_COUNT) > 0:
+    if ctl[C_PASSES] == passes and not read_head and _rget(regions, trace, c, i, R_COUNT) > 0:
         _new_pass(ctl)
         _sget(slots, trace, _rget(regions, trace, c, i, R_HEAD), S_MODE)
     return n
@@ -389,7 +462,7 @@ def acquire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, tenants: 
     _sset(slots, trace, tail, S_CLIENT, client)
     _sset(slots, trace, tail, S_TENANT, tenant)
     _sset(slots, trace, tail, S_TIMESTAMP, now_us)
-    _sset(slots, trace, tail, S_GRANTED, 1 if grant else 0)
+    _sset(slots, trace, tail, S_GRANTED, SLOT_GRANTED if grant else SLOT_WAITING)
     _rset(regions, trace, c, i, R_TAIL, _advance(tail, left, right))
     _rset(regions, trace, c, i, R_COUNT, count + 1)
     _raise_peak(regions, trace, c, i, count + 1 + held)
@@ -398,6 +471,7 @@ def acquire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, tenants: 
     _rset(regions, trace, c, i, R_GRANTED, granted + 1)
     _hold(locks, trace, i, mode, 1)
     n = _emit(out, 0, GRANT, NO_REASON, 0, 1, lock_id, mode, txn, client, tenant, c, now_us)
+    out[0, O_SLOT] = tail
     if push_back != 0 and held == 0:
         n = _grant_waiting(locks, regions, slots, ctl, trace, out, n, i, lock_id, now_us)
     return n
@@ -406,15 +480,17 @@ def acquire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, tenants: 
 @kernel
 def release(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
             trace: Trace, out: np.ndarray, i: int, lock_id: int, mode: int, txn: int, client: int,
-            tenant: int, priority: int, now_us: int) -> int:
-    """A release packet: dequeue pass, then resubmit passes granting what waits."""
+            tenant: int, priority: int, slot: int, now_us: int) -> int:
+    """A release packet naming the slot its grant came from (-1: none known): dequeue
+    pass, then resubmit passes granting what waits."""
     ctl[C_PASSES] = 0
     _new_pass(ctl)
     if i < 0:
         return _emit(out, 0, TO_SERVER, NO_REASON, 0, 1, lock_id, mode, txn, client, tenant,
                      priority, now_us)
     c = effective_class(locks[i, L_CLASSES], priority, regions.shape[0])
-    n = _release_head(locks, regions, slots, ctl, trace, out, 0, i, lock_id, c, mode, txn, now_us)
+    n = _release_head(locks, regions, slots, ctl, trace, out, 0, i, lock_id, c, mode, txn,
+                      client, slot, now_us)
     if n < 0:
         return _emit(out, 0, DROP, STALE_RELEASE, 0, 1, lock_id, mode, txn, client, tenant, c,
                      now_us)
@@ -425,13 +501,14 @@ def release(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.n
 def process(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, tenants: np.ndarray,
             ctl: np.ndarray, trace: Trace, out: np.ndarray, i: int, op: int, lock_id: int,
             mode: int, txn: int, client: int, tenant: int, priority: int, push_back: int,
-            now_us: int) -> int:
-    """One packet of either kind (``op`` is :class:`netlock.packets.Op`)."""
+            slot: int, now_us: int) -> int:
+    """One packet of either kind (``op`` is :class:`netlock.packets.Op`; ``push_back``
+    is an acquire's, ``slot`` a release's)."""
     if op == ACQUIRE:
         return acquire(locks, regions, slots, tenants, ctl, trace, out, i, lock_id, mode, txn,
                        client, tenant, priority, push_back, now_us)
     return release(locks, regions, slots, ctl, trace, out, i, lock_id, mode, txn, client, tenant,
-                   priority, now_us)
+                   priority, slot, now_us)
 
 
 # --- control-plane operations ------------------------------------------------------------------
@@ -460,7 +537,8 @@ def expire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.nd
                     break
                 _new_pass(ctl)
                 m = _release_head(locks, regions, slots, ctl, trace, out, n, i, lock_id, c,
-                                  slots[k, S_MODE], slots[k, S_TXN], now_us)
+                                  slots[k, S_MODE], slots[k, S_TXN], slots[k, S_CLIENT], k,
+                                  now_us)
                 if m < 0:
                     break
                 n = m

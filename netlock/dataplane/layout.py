@@ -42,7 +42,8 @@ R_SERVER_HELD = 5  # slots_two_sides_register: requests buffered at the server (
 R_NOTIFIED = 6  # slots_two_sides_register: NOTIFY_SERVER sent, no push-back seen since
 R_GRANTED = 7  # granted entries; they are always the first R_GRANTED from the head
 R_PEAK = 8  # highest q1 + q2 occupancy seen, for c_i
-N_REGION_COLS = 9
+R_RELEASED = 9  # slots_two_sides_register: granted slots marked SLOT_RELEASED (owner check)
+N_REGION_COLS = 10
 
 # slots[k, :] ------------------------------------------------------------------------------
 S_MODE = 0
@@ -50,10 +51,14 @@ S_TXN = 1
 S_CLIENT = 2
 S_TENANT = 3
 S_TIMESTAMP = 4  # us; set at enqueue, refreshed at grant (lease start)
-S_GRANTED = 5
+S_GRANTED = 5  # SLOT_WAITING, SLOT_GRANTED or SLOT_RELEASED
 S_ARRAY = 6  # static: which slot register array holds this slot
 N_SLOT_COLS = 7
 SLOT_STATE_COLS = 6  # the columns a failure or restore clears (all but S_ARRAY)
+
+SLOT_WAITING = 0
+SLOT_GRANTED = 1
+SLOT_RELEASED = 2  # a shared holder behind the head released (owner check): dequeued with it
 
 # tenants[t, :] ----------------------------------------------------------------------------
 T_COUNT = 0  # tenant_acq_counter_register: admitted acquires this quota window
@@ -69,10 +74,14 @@ C_TRACE_FULL = 4  # set when the trace buffer ran out
 C_PASSES = 5  # passes used by the last kernel call
 C_EXPIRED = 6  # holders expired by the last expire sweep
 C_LOCK_ROWS = 7  # lock-table rows ever used end before this; the lease sweep scans no further
-C_HEADER = 8
+C_RELEASE_CHECK = 8  # RELEASE_CHECK_NONE or RELEASE_CHECK_OWNER
+C_HEADER = 9
 
 QUOTA_DROP = 0
 QUOTA_DEFER = 1
+
+RELEASE_CHECK_NONE = 0  # the paper's rule: a shared release dequeues the granted head blindly
+RELEASE_CHECK_OWNER = 1  # a release names its grant's slot; the slot's owner must match
 
 # out[r, :]: one action row ----------------------------------------------------------------
 O_KIND = 0  # netlock.packets.ActionKind
@@ -86,7 +95,8 @@ O_CLIENT = 7
 O_TENANT = 8
 O_PRIORITY = 9  # the class whose queue holds the request
 O_TIMESTAMP = 10  # us
-N_OUT_COLS = 11
+O_SLOT = 11  # GRANT from the switch queue: the granted slot (the release names it), else -1
+N_OUT_COLS = 12
 
 # register array ids (trace) ----------------------------------------------------------------
 REG_HOLDERS = 0
@@ -97,7 +107,7 @@ N_GLOBAL_REGISTERS = 4
 
 LOCK_COL_REGISTER = np.array([-1, -1, REG_HOLDERS, REG_HOLDERS, REG_PAUSED, REG_REQUESTS],
                              dtype=np.int64)
-REGION_COL_REGISTER = np.array([0, 1, 2, 3, 4, 4, 4, 5, 6], dtype=np.int64)
+REGION_COL_REGISTER = np.array([0, 1, 2, 3, 4, 4, 4, 5, 6, 4], dtype=np.int64)
 N_REGION_REGISTERS = 7
 
 REGISTER_NAMES = (

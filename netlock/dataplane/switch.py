@@ -23,6 +23,7 @@ from netlock.dataplane.layout import (
     C_LOCK_ROWS,
     C_PASSES,
     C_QUOTA_POLICY,
+    C_RELEASE_CHECK,
     C_TRACE_FULL,
     C_TRACE_LEN,
     C_TRACE_ON,
@@ -39,6 +40,7 @@ from netlock.dataplane.layout import (
     O_PRIORITY,
     O_REASON,
     O_SELF,
+    O_SLOT,
     O_TENANT,
     O_TIMESTAMP,
     O_TXN,
@@ -52,6 +54,8 @@ from netlock.dataplane.layout import (
     R_RIGHT,
     R_SERVER_HELD,
     R_TAIL,
+    RELEASE_CHECK_NONE,
+    RELEASE_CHECK_OWNER,
     T_COUNT,
     T_QUOTA,
     clear_state,
@@ -62,6 +66,7 @@ from netlock.geometry import SwitchGeometry
 from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
 
 QUOTA_POLICIES = {"drop": QUOTA_DROP, "defer": QUOTA_DEFER}
+RELEASE_CHECKS = {"none": RELEASE_CHECK_NONE, "owner": RELEASE_CHECK_OWNER}
 STATE_ARRAYS = ("locks", "regions", "slots", "tenants")
 
 
@@ -77,14 +82,20 @@ class SwitchDataPlane:
     """One NetLock switch: shared queue regions per (lock, priority), holders, quotas, leases.
 
     ``quota_policy`` is ``"drop"`` or ``"defer"`` (what over-quota acquires get);
+    ``release_check`` is ``"owner"`` (a release must name the slot its grant came from and
+    own it: duplicated and stale releases are dropped) or ``"none"`` (the paper's rule: a
+    shared release dequeues the granted head, whoever holds it);
     ``trace_capacity`` > 0 records that many register accesses for pass checks (the
     kernels then get ``ctl`` as their ``trace``; otherwise None, and no tracing cost).
     """
 
     def __init__(self, geometry: SwitchGeometry, *, max_tenants: int = 64,
-                 quota_policy: str = "drop", trace_capacity: int = 0) -> None:
+                 quota_policy: str = "drop", release_check: str = "owner",
+                 trace_capacity: int = 0) -> None:
         if quota_policy not in QUOTA_POLICIES:
             raise ValueError(f"quota_policy: must be drop or defer, got {quota_policy!r}")
+        if release_check not in RELEASE_CHECKS:
+            raise ValueError(f"release_check: must be owner or none, got {release_check!r}")
         self.geometry = geometry
         state = new_state(geometry, max_tenants, trace_capacity)
         self.locks: np.ndarray = state["locks"]
@@ -93,6 +104,7 @@ class SwitchDataPlane:
         self.tenants: np.ndarray = state["tenants"]
         self.ctl: np.ndarray = state["ctl"]
         self.ctl[C_QUOTA_POLICY] = QUOTA_POLICIES[quota_policy]
+        self.ctl[C_RELEASE_CHECK] = RELEASE_CHECKS[release_check]
         self.trace: np.ndarray | None = self.ctl if self.ctl[C_TRACE_ON] else None
         self.out = np.zeros((2 * geometry.total_slots + 2, N_OUT_COLS), dtype=np.int64)
         self.expired_total = 0
@@ -123,7 +135,7 @@ class SwitchDataPlane:
         n = kernels.process(self.locks, self.regions, self.slots, self.tenants, self.ctl,
                             self.trace, self.out, self._table.get(req.lock_id, -1), int(req.op),
                             req.lock_id, int(req.mode), req.txn_id, req.client_id, req.tenant,
-                            req.priority, int(req.push_back), now_us)
+                            req.priority, int(req.push_back), req.slot, now_us)
         return Outcome(self._actions(req, n), int(self.ctl[C_PASSES]))
 
     def _actions(self, req: LockRequest | None, n: int) -> list[Action]:
@@ -131,20 +143,21 @@ class SwitchDataPlane:
         for row in self.out[:n].tolist():
             kind = ActionKind(row[O_KIND])
             if row[O_SELF] and req is not None:
-                request = self._self_request(req, kind, row[O_PRIORITY])
+                request = self._self_request(req, kind, row[O_PRIORITY], row[O_SLOT])
             else:
                 request = LockRequest(Op.ACQUIRE, Mode(row[O_MODE]), row[O_LOCK], row[O_TXN],
                                       row[O_CLIENT], row[O_TENANT], row[O_PRIORITY],
-                                      row[O_TIMESTAMP])
+                                      row[O_TIMESTAMP], slot=row[O_SLOT])
             actions.append(Action(kind, request, row[O_COUNT], DropReason(row[O_REASON])))
         return actions
 
     @staticmethod
-    def _self_request(req: LockRequest, kind: ActionKind, priority: int) -> LockRequest:
+    def _self_request(req: LockRequest, kind: ActionKind, priority: int,
+                      slot: int) -> LockRequest:
         if kind == ActionKind.OVERFLOW:
             return replace(req, overflow=True, priority=priority)
-        if kind == ActionKind.GRANT and (req.push_back or req.overflow or req.priority != priority):
-            return replace(req, overflow=False, push_back=False, priority=priority)
+        if kind == ActionKind.GRANT:
+            return replace(req, overflow=False, push_back=False, priority=priority, slot=slot)
         return req
 
     # --- control plane: regions and locks ----------------------------------------------------

@@ -25,6 +25,7 @@ from netlock.dataplane.layout import (
     O_PRIORITY,
     O_REASON,
     O_SELF,
+    O_SLOT,
     O_TXN,
     T_COUNT,
 )
@@ -61,6 +62,7 @@ from sim.fast.state import (
     RI_MODE,
     RI_OP,
     RI_RID,
+    RI_SLOT,
     RI_SOURCE,
     RI_WHERE,
     SERVER,
@@ -134,6 +136,7 @@ def switch_acquire(r: Rack, h: int, push_back: int, now: float) -> None:
         r.ri[h, RI_WHERE] |= IN_WAITING
         return
     if i >= 0 and n == 1 and r.sw_out[0, O_KIND] == GRANT:
+        r.ri[h, RI_SLOT] = r.sw_out[0, O_SLOT]
         switch_grant_inline(r, h, delay, now)
         return
     if not _dispatch(r, n, h, delay, now):
@@ -156,7 +159,7 @@ def switch_release(r: Rack, h: int, now: float) -> None:
     i = lock_index(r, lock)
     n = release_kernel(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, None, r.sw_out, i, lock,
                         r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
-                        r.ci[c, CI_PRIORITY], int(now))
+                        r.ci[c, CI_PRIORITY], r.ri[h, RI_SLOT], int(now))
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])
     if n == 0 or not _dispatch(r, n, h, delay, now):
         free_request(r, h)
@@ -187,6 +190,7 @@ def _dispatch(r: Rack, n: int, h: int, delay: float, now: float) -> bool:
             g = h if out[row, O_SELF] else take(r, out[row, O_TXN], IN_WAITING)
             kept = kept or g == h
             if g >= 0:
+                r.ri[g, RI_SLOT] = out[row, O_SLOT]
                 switch_grant(r, g, delay, now)
         elif kind in (TO_SERVER, OVERFLOW):
             kept = True

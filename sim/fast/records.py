@@ -28,6 +28,7 @@ from sim.fast.state import (
     RI_MODE,
     RI_OP,
     RI_RID,
+    RI_SLOT,
     RI_SOURCE,
     RI_WHERE,
     RID_BITS,
@@ -52,6 +53,7 @@ def new_request(r: Rack, client: int, attempt: int, lock: int, mode: int, now: f
     ri[h, RI_MODE] = mode
     ri[h, RI_OP] = 0
     ri[h, RI_SOURCE] = -1
+    ri[h, RI_SLOT] = -1
     ri[h, RI_FOLLOW] = -1
     ri[h, RI_WHERE] = 0
     r.rf[h, RF_CREATED] = now

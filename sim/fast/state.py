@@ -34,8 +34,8 @@ RID_MASK = (1 << RID_BITS) - 1
 
 # requests: ri[h, :] int64, rf[h, :] float64
 RI_RID, RI_CLIENT, RI_ATTEMPT, RI_LOCK, RI_MODE, RI_OP, RI_SOURCE, RI_FOLLOW = range(8)
-RI_WHERE, RI_GEN = 8, 9
-N_RI = 10
+RI_WHERE, RI_GEN, RI_SLOT = 8, 9, 10  # RI_SLOT: the switch queue slot of its grant, or -1
+N_RI = 11
 RF_CREATED, RF_GRANT, RF_LEASE_END = range(3)
 N_RF = 3
 IN_WAITING = 1  # queued in the switch, ungranted (the switch node's ``waiting``)

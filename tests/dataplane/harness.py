@@ -7,11 +7,12 @@ its PUSH_BACKs re-enter the switch in order; GRANT, DROP and DEFER are what clie
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import numpy as np
 
 from netlock.dataplane import SwitchDataPlane
-from netlock.dataplane.layout import register_name
+from netlock.dataplane.layout import S_CLIENT, S_GRANTED, S_TXN, SLOT_GRANTED, register_name
 from netlock.geometry import RegisterArray, SwitchGeometry
 from netlock.lockserver import LockServer
 from netlock.packets import Action, ActionKind, LockRequest, Mode, Op
@@ -51,16 +52,32 @@ class System:
         self.server = self.rack.servers[0]
         self.now = 0
 
+        self.slot_of: dict[tuple[int, int, int], int] = {}
+        """The slot of each switch grant seen, by (lock, txn, client): what its client
+        knows and names in the release."""
+
     def send(self, req: LockRequest) -> list[Action]:
-        """A client's packet reaches the switch; returns what clients see, in order."""
-        return [d.action for d in self.rack.send(req, self.now)]
+        """A client's packet reaches the switch; returns what clients see, in order.
+
+        A release without a slot names its grant's (as a client does)."""
+        if req.op == Op.RELEASE and req.slot == -1:
+            req = replace(req, slot=self.slot_of.get((req.lock_id, req.txn_id, req.client_id),
+                                                     -1))
+        return self._seen([d.action for d in self.rack.send(req, self.now)])
 
     def route(self, actions: list[Action]) -> list[Action]:
         """Deliver actions produced outside a packet (control plane, server)."""
-        return [d.action for d in self.rack.route(actions, self.now)]
+        return self._seen([d.action for d in self.rack.route(actions, self.now)])
 
     def expire(self, lease_us: int) -> list[Action]:
-        return [d.action for d in self.rack.expire(self.now, lease_us)]
+        return self._seen([d.action for d in self.rack.expire(self.now, lease_us)])
+
+    def _seen(self, actions: list[Action]) -> list[Action]:
+        for a in actions:
+            if a.kind == ActionKind.GRANT:
+                r = a.request
+                self.slot_of[(r.lock_id, r.txn_id, r.client_id)] = r.slot
+        return actions
 
 
 def assert_one_access_per_pass(trace: np.ndarray) -> None:
@@ -80,8 +97,24 @@ def acq(lock: int, txn: int, mode: Mode, priority: int = 0, tenant: int = 0) -> 
     return LockRequest(Op.ACQUIRE, mode, lock, txn, txn, tenant=tenant, priority=priority)
 
 
-def rel(lock: int, txn: int, mode: Mode, priority: int = 0) -> LockRequest:
-    return LockRequest(Op.RELEASE, mode, lock, txn, txn, priority=priority)
+def rel(lock: int, txn: int, mode: Mode, priority: int = 0,
+        switch: SwitchDataPlane | None = None) -> LockRequest:
+    """A release of ``lock`` by transaction (and client) ``txn``; with ``switch``, naming
+    the slot of its grant there (what the client learned from the grant), else no slot."""
+    return LockRequest(Op.RELEASE, mode, lock, txn, txn, priority=priority,
+                       slot=-1 if switch is None else granted_slot(switch, lock, txn))
+
+
+def granted_slot(switch: SwitchDataPlane, lock: int, txn: int) -> int:
+    """The slot of ``lock``'s region holding the grant of transaction (and client) ``txn``
+    in ``switch``, or -1."""
+    i = switch.lock_index(lock)
+    for region in switch.occupancy(lock) if i >= 0 else []:
+        for k in range(region["left"], region["right"] + 1):
+            row = switch.slots[k]
+            if row[S_GRANTED] == SLOT_GRANTED and row[S_TXN] == txn and row[S_CLIENT] == txn:
+                return k
+    return -1
 
 
 def kinds(actions: list[Action]) -> list[tuple[str, int]]:

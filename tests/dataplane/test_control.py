@@ -53,7 +53,7 @@ def test_remove_needs_a_drained_lock_and_frees_its_slots(switch):
     switch.process(acq(1, 1, X), 0)
     with pytest.raises(ControlPlaneError, match="not empty"):
         switch.remove(1)
-    switch.process(rel(1, 1, X), 0)
+    switch.process(rel(1, 1, X, switch=switch), 0)
     switch.remove(1)
     assert switch.resident_locks == [] and switch.lock_index(1) == -1
     assert kinds(switch.process(acq(1, 2, X), 0).actions) == [("TO_SERVER", 2)]
@@ -67,7 +67,7 @@ def test_pause_overflows_acquires_keeps_releases_and_defers_notify(switch):
     switch.process(acq(1, 1, S), 0)
     switch.pause(1)
     assert kinds(switch.process(acq(1, 2, S), 0).actions) == [("OVERFLOW", 2)]
-    assert switch.process(rel(1, 1, S), 0).actions == [], "no NOTIFY while paused"
+    assert switch.process(rel(1, 1, S, switch=switch), 0).actions == [], "no NOTIFY while paused"
     assert switch.is_drained(1)
     out = switch.resume(1)
     assert [(a.kind, a.count) for a in out] == [(ActionKind.NOTIFY_SERVER, 4)]
@@ -79,7 +79,7 @@ def test_set_bounds_moves_an_empty_region(switch):
     switch.process(acq(1, 1, X), 0)
     with pytest.raises(ControlPlaneError, match="not empty"):
         switch.set_bounds(1, 0, 6, 9)
-    switch.process(rel(1, 1, X), 0)
+    switch.process(rel(1, 1, X, switch=switch), 0)
     with pytest.raises(ControlPlaneError, match="overlaps"):
         switch.set_bounds(1, 0, 3, 6)
     switch.set_bounds(1, 0, 6, 6)
@@ -109,7 +109,8 @@ def test_snapshot_restore_continues_identically(switch):
     twin.restore(switch.snapshot())
     assert twin.resident_locks == [1, 2]
     for sw in (switch, twin):
-        assert kinds(sw.process(rel(1, 1, X), 100).actions) == [("GRANT", 2), ("GRANT", 4)]
+        out = sw.process(rel(1, 1, X, switch=sw), 100)
+        assert kinds(out.actions) == [("GRANT", 2), ("GRANT", 4)]
         with pytest.raises(ControlPlaneError, match="overlaps"):
             sw.install(3, 0, 2, 4)
     for name, array in switch.snapshot().items():

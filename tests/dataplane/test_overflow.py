@@ -53,8 +53,9 @@ def test_notify_is_sent_once_and_carries_the_free_slots():
     for txn in range(1, 6):
         switch.process(acq(LOCK, txn, X), 0)
     for txn in (1, 2):
-        assert switch.process(rel(LOCK, txn, X), 0).actions[0].kind == ActionKind.GRANT
-    out = switch.process(rel(LOCK, 3, X), 0)
+        out = switch.process(rel(LOCK, txn, X, switch=switch), 0)
+        assert out.actions[0].kind == ActionKind.GRANT
+    out = switch.process(rel(LOCK, 3, X, switch=switch), 0)
     assert [(a.kind, a.count, a.request.priority) for a in out.actions] == [
         (ActionKind.NOTIFY_SERVER, 3, 0)]
     assert switch.resume(LOCK) == [], "no second notification before a push-back arrives"

@@ -30,8 +30,8 @@ def test_higher_class_is_granted_first_after_a_release(switch):
     assert send(switch, acq(LOCK, 1, S, 1)) == [("GRANT", 1)]
     assert send(switch, acq(LOCK, 2, X, 1)) == []
     assert send(switch, acq(LOCK, 3, X, 0)) == []
-    assert send(switch, rel(LOCK, 1, S, 1)) == [("GRANT", 3)]
-    assert send(switch, rel(LOCK, 3, X, 0)) == [("GRANT", 2)]
+    assert send(switch, rel(LOCK, 1, S, 1, switch=switch)) == [("GRANT", 3)]
+    assert send(switch, rel(LOCK, 3, X, 0, switch=switch)) == [("GRANT", 2)]
 
 
 def test_shared_joins_unless_an_exclusive_waits_in_its_class_or_above(switch):
@@ -45,15 +45,15 @@ def test_a_waiting_higher_class_blocks_lower_shared_requests(switch):
     send(switch, acq(LOCK, 1, S, 1))
     send(switch, acq(LOCK, 2, X, 0))
     assert send(switch, acq(LOCK, 3, S, 1)) == []
-    assert send(switch, rel(LOCK, 1, S, 1)) == [("GRANT", 2)]
-    assert send(switch, rel(LOCK, 2, X, 0)) == [("GRANT", 3)]
+    assert send(switch, rel(LOCK, 1, S, 1, switch=switch)) == [("GRANT", 2)]
+    assert send(switch, rel(LOCK, 2, X, 0, switch=switch)) == [("GRANT", 3)]
 
 
 def test_release_grants_across_classes_in_one_resubmit_chain(switch):
     send(switch, acq(LOCK, 1, X, 1))
     for txn, cls in ((2, 0), (3, 1), (4, 1)):
         send(switch, acq(LOCK, txn, S, cls))
-    out = switch.process(rel(LOCK, 1, X, 1), 0)
+    out = switch.process(rel(LOCK, 1, X, 1, switch=switch), 0)
     assert kinds(out.actions) == [("GRANT", 2), ("GRANT", 3), ("GRANT", 4)]
     assert out.passes == 4
 

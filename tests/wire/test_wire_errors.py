@@ -99,14 +99,14 @@ def test_every_truncated_frame_is_rejected(msg) -> None:
 
 def test_trailing_bytes_are_rejected() -> None:
     message = error_of(decode_request, encode_request(REQUEST) + b"\x00")
-    assert message == "netlock header: too long: 37 of 36 bytes"
+    assert message == "netlock header: too long: 41 of 40 bytes"
 
 
 @pytest.mark.parametrize(
     ("offset", "value", "message"),
     [
         (0, 0x00, "netlock header: magic: expected 0x4e, got 0x00"),
-        (1, 2, "netlock header: version: unsupported 2 (want 1)"),
+        (1, 1, "netlock header: version: unsupported 1 (want 2)"),
         (2, 5, "netlock header: op: unknown value 5"),
         (3, 7, "netlock header: mode: unknown value 7"),
         (5, 0x84, "netlock header: flags: unknown bits 0x84"),
@@ -122,7 +122,7 @@ def test_bad_request_header_fields_are_named(offset: int, value: int, message: s
     ("offset", "value", "message"),
     [
         (0, 0xFF, "netlock control: magic: expected 0x4e, got 0xff"),
-        (1, 0, "netlock control: version: unsupported 0 (want 1)"),
+        (1, 0, "netlock control: version: unsupported 0 (want 2)"),
         (2, 9, "netlock control: kind: unknown value 9"),
     ],
 )

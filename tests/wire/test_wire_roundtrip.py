@@ -13,6 +13,7 @@ from netlock.wire import (
     CONTROL_HEADER_BYTES,
     NETLOCK_CONTROL_UDP_PORT,
     NETLOCK_UDP_PORT,
+    NO_SLOT,
     REQUEST_HEADER_BYTES,
     ControlKind,
     ControlMessage,
@@ -34,16 +35,17 @@ ports = st.integers(min_value=0, max_value=65535)
 def request_fields(req: LockRequest) -> dict[str, int]:
     """The scapy field values a request should dissect to."""
     return {
-        "magic": 0x4E, "version": 1, "op": int(req.op), "mode": int(req.mode),
+        "magic": 0x4E, "version": 2, "op": int(req.op), "mode": int(req.mode),
         "priority": req.priority, "flags": int(req.overflow) | int(req.push_back) << 1,
         "tenant": req.tenant, "client_id": req.client_id, "txn_id": req.txn_id,
         "lock_id": req.lock_id, "timestamp_us": req.timestamp_us,
+        "slot": NO_SLOT if req.slot == -1 else req.slot,
     }  # fmt: skip
 
 
 def control_fields(msg: ControlMessage) -> dict[str, int]:
     return {
-        "magic": 0x4E, "version": 1, "kind": int(msg.kind), "priority": msg.priority,
+        "magic": 0x4E, "version": 2, "kind": int(msg.kind), "priority": msg.priority,
         "lock_id": msg.lock_id, "left": msg.left, "right": msg.right, "count": msg.count,
     }  # fmt: skip
 
@@ -55,7 +57,7 @@ def layer_fields(layer: NetLockHeader | NetLockControl) -> dict[str, int]:
 @given(requests)
 def test_request_round_trips_through_bytes(req: LockRequest) -> None:
     data = encode_request(req)
-    assert len(data) == REQUEST_HEADER_BYTES == 36
+    assert len(data) == REQUEST_HEADER_BYTES == 40
     assert decode_request(data) == req
 
 

@@ -24,6 +24,7 @@ requests = st.builds(
     timestamp_us=uint(64),
     overflow=st.booleans(),
     push_back=st.booleans(),
+    slot=st.one_of(st.just(-1), st.integers(min_value=0, max_value=(1 << 32) - 2)),
 )
 
 controls = st.builds(

@@ -6,6 +6,8 @@ No rule lives here: the two packets go through :func:`netlock.dataplane.kernels.
 and :func:`netlock.dataplane.kernels.acquire` in that order, exactly as two separate calls
 would. Calling a compiled function from Python costs about a microsecond whatever it does,
 so doing both in one call is the single largest saving of the engine's hot path.
+Its compiled code embeds the kernels', so its numba cache is dropped when they change
+(numba's own cache would keep the old rules).
 ``res`` receives ``(rows of the release, its passes, rows of the acquire, its passes)``;
 the release's actions are the first rows of ``out``, the acquire's follow them. The return
 value is 1 for the common outcome, which the caller then needs not read: both locks are in
@@ -15,22 +17,29 @@ was granted at once.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from netlock.dataplane import kernels
-from netlock.dataplane._jit import kernel
+from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, kernel, kernel_sources
 from netlock.dataplane.kernels import GRANT
 from netlock.dataplane.layout import C_PASSES, O_KIND
+
+if JIT_ENABLED:
+    drop_stale_cache(Path(__file__).resolve().parent,
+                     [Path(__file__).resolve(), *kernel_sources()])
 
 
 @kernel
 def release_then_acquire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray,
                          tenants: np.ndarray, ctl: np.ndarray, trace: np.ndarray | None,
                          out: np.ndarray, res: np.ndarray, client: int, tenant: int,
-                         priority: int, i1: int, lock1: int, mode1: int, txn1: int, i2: int,
-                         lock2: int, mode2: int, txn2: int, now_us: int) -> int:
+                         priority: int, i1: int, lock1: int, mode1: int, txn1: int,
+                         slot1: int, i2: int, lock2: int, mode2: int, txn2: int,
+                         now_us: int) -> int:
     n1 = kernels.release(locks, regions, slots, ctl, trace, out, i1, lock1, mode1, txn1, client,
-                         tenant, priority, now_us)
+                         tenant, priority, slot1, now_us)
     res[0] = n1
     res[1] = ctl[C_PASSES]
     res[2] = kernels.acquire(locks, regions, slots, tenants, ctl, trace, out[n1:], i2, lock2,

@@ -35,10 +35,11 @@ SWITCH, SERVER = 0, 1
 
 def switch_dataplane(cfg: Config) -> SwitchDataPlane:
     """An empty switch of ``cfg``'s geometry with its tenants' quotas (requests per quota
-    window, at least one) and quota policy."""
+    window, at least one), quota policy and release check."""
     max_tenant = max(t.id for t in cfg.tenants)
     dataplane = SwitchDataPlane(cfg.geometry, max_tenants=max(64, max_tenant + 1),
-                                quota_policy=cfg.switch.quota_action)
+                                quota_policy=cfg.switch.quota_action,
+                                release_check=cfg.switch.release_check)
     for tenant in cfg.tenants:
         if tenant.quota_rps > 0:
             per_window = tenant.quota_rps * cfg.switch.quota_window_us / 1e6

@@ -28,6 +28,7 @@ from netlock.dataplane.layout import (
     O_PRIORITY,
     O_REASON,
     O_SELF,
+    O_SLOT,
     O_TXN,
 )
 from sim.engine import Req
@@ -89,9 +90,9 @@ class SwitchNode:
                                             0, 0), *arrays)
         release_arrays = (self.locks, self.regions, self.slots, self.ctl, self.trace, self.out)
         self._release = partial(entry_point(kernels.release, *release_arrays, -1, 0, 0, 0, 0,
-                                            -1, 0, 0), *release_arrays)
+                                            -1, 0, -1, 0), *release_arrays)
         self._pair = partial(entry_point(release_then_acquire, *arrays, self.res,
-                                         0, -1, 0, -1, 0, 0, 0, -1, 0, 0, 0, 0),
+                                         0, -1, 0, -1, 0, 0, 0, -1, -1, 0, 0, 0, 0),
                              *arrays, self.res)
         self.free_at = 0.0
         self.waiting: dict[int, Req] = {}
@@ -148,7 +149,7 @@ class SwitchNode:
         now = self.env._now
         i = self.index(req.lock)
         n = self._release(i, req.lock, req.mode, req.rid, req.client.cid, req.tenant,
-                          req.priority, int(now))
+                          req.priority, req.slot, int(now))
         self._after_release(req, i, n, self.out_mv, self._occupy(now, self.ctl_mv[C_PASSES]))
 
     def release_then_acquire(self, rel: Req, acq: Req) -> None:
@@ -166,7 +167,7 @@ class SwitchNode:
         i1 = get(lock1, -1)
         i2 = get(lock2, -1)
         common = self._pair(rel.client.cid, rel.tenant, rel.priority, i1, lock1, rel.mode,
-                            rel.rid, i2, lock2, acq.mode, acq.rid, now)
+                            rel.rid, rel.slot, i2, lock2, acq.mode, acq.rid, now)
         t = self.free_at if self.free_at > now else now
         if common and not self.m.grant_extra_hops:
             self.free_at = t + self.two_passes_us
@@ -177,6 +178,7 @@ class SwitchNode:
                 probe.left(rel, now)
                 probe.entered(acq, now)
             acq.source = SWITCH
+            acq.slot = self.out_mv[O_SLOT]
             rel.client.spare = rel
             block = self.hops
             hop = block.pop() if block else self.network.hop()
@@ -207,6 +209,7 @@ class SwitchNode:
             if self.probe is not None:
                 self.probe.entered(req, self.env._now)
             if n == 1:
+                req.slot = out[O_SLOT]
                 self.grant(req, delay)
                 return
         self.dispatch(out, n, req, delay)
@@ -243,6 +246,7 @@ class SwitchNode:
                 granted = req if out[base + O_SELF] else self.waiting.pop(out[base + O_TXN],
                                                                           None)
                 if granted is not None:
+                    granted.slot = out[base + O_SLOT]
                     self.grant(granted, delay)
             elif kind in (TO_SERVER, OVERFLOW):
                 m.to_server(req, kind == OVERFLOW, delay, out[base + O_PRIORITY])
