@@ -155,28 +155,10 @@ def waiting_count(st: ServerState, d: int) -> int:
 
 
 @kernel
-def emit(st: ServerState, n: int, kind: int, reason: int, lock: int, k: int,
-         flags: int) -> int:
-    """Action row ``n`` about the request in node ``k``; the next row."""
-    a = st.act
-    a[n, A_KIND] = kind
-    a[n, A_REASON] = reason
-    a[n, A_LOCK] = lock
-    a[n, A_MODE] = st.node[k, N_MODE]
-    a[n, A_TXN] = st.node[k, N_TXN]
-    a[n, A_CLIENT] = st.node[k, N_CLIENT]
-    a[n, A_TENANT] = st.node[k, N_TENANT]
-    a[n, A_PRIORITY] = st.node[k, N_PRIORITY]
-    a[n, A_TS] = st.node[k, N_TS]
-    a[n, A_FLAGS] = flags
-    return n + 1
-
-
-@kernel
 def emit_request(st: ServerState, n: int, kind: int, reason: int, lock: int, mode: int,
                  txn: int, client: int, tenant: int, priority: int, ts: int,
                  flags: int) -> int:
-    """Action row ``n`` about a request that has no node; the next row."""
+    """Action row ``n`` about a request; the next row."""
     a = st.act
     a[n, A_KIND] = kind
     a[n, A_REASON] = reason
@@ -189,6 +171,16 @@ def emit_request(st: ServerState, n: int, kind: int, reason: int, lock: int, mod
     a[n, A_TS] = ts
     a[n, A_FLAGS] = flags
     return n + 1
+
+
+@kernel
+def emit(st: ServerState, n: int, kind: int, reason: int, lock: int, k: int,
+         flags: int) -> int:
+    """Action row ``n`` about the request in node ``k``; the next row."""
+    node = st.node
+    return emit_request(st, n, kind, reason, lock, node[k, N_MODE], node[k, N_TXN],
+                        node[k, N_CLIENT], node[k, N_TENANT], node[k, N_PRIORITY],
+                        node[k, N_TS], flags)
 
 
 @kernel
