@@ -26,7 +26,7 @@ The rules (paper section 4.3):
 from __future__ import annotations
 
 from netlock.dataplane.rules import compatible, effective_class
-from netlock.lockserver._jit import kernel
+from netlock.lockserver._jit import kernel, step_kernel
 from netlock.lockserver.hashmap import lookup
 from netlock.lockserver.layout import (
     ARRIVING,
@@ -93,7 +93,7 @@ NOT_HELD = int(DropReason.NOT_HELD)
 RELEASE = int(Op.RELEASE)
 
 
-@kernel
+@step_kernel
 def held_back(st: ServerState, server: int, lock: int, kinds: int) -> bool:
     """Whether ``lock`` is in a range of ``server`` moving as one of ``kinds`` (bits)."""
     mv = st.moves

@@ -11,7 +11,7 @@ import numpy as np
 
 from netlock.dataplane.rules import EXCLUSIVE
 from netlock.lockserver import hashmap
-from netlock.lockserver._jit import kernel
+from netlock.lockserver._jit import step_kernel
 from netlock.lockserver.layout import (
     A_CLIENT,
     A_FLAGS,
@@ -57,7 +57,7 @@ from netlock.lockserver.layout import (
 )
 
 
-@kernel
+@step_kernel
 def dense_index(st: ServerState, lock: int, server: int) -> int:
     """The dense index of ``lock``, made on first sight (for ``server``)."""
     d = hashmap.lookup(st.keys, st.values, lock)
@@ -72,7 +72,7 @@ def dense_index(st: ServerState, lock: int, server: int) -> int:
     return d
 
 
-@kernel
+@step_kernel
 def new_node(st: ServerState, mode: int, txn: int, client: int, tenant: int, priority: int,
              ts: int, flags: int) -> int:
     """A node from the free list holding one request."""
@@ -92,14 +92,14 @@ def new_node(st: ServerState, mode: int, txn: int, client: int, tenant: int, pri
     return k
 
 
-@kernel
+@step_kernel
 def free_node(st: ServerState, k: int) -> None:
     st.node[k, N_NEXT] = st.cnt[CN_FREE]
     st.cnt[CN_FREE] = k
     st.cnt[CN_NFREE] += 1
 
 
-@kernel
+@step_kernel
 def push(q: np.ndarray, node: np.ndarray, d: int, p: int, k: int, front: bool) -> None:
     """Put node ``k`` at the back (or the ``front``) of queue ``q[d, p]``."""
     if q[d, p, Q_HEAD] < 0:
@@ -116,7 +116,7 @@ def push(q: np.ndarray, node: np.ndarray, d: int, p: int, k: int, front: bool) -
     q[d, p, Q_LEN] += 1
 
 
-@kernel
+@step_kernel
 def pop(q: np.ndarray, node: np.ndarray, d: int, p: int) -> int:
     """Take the head node of the non-empty queue ``q[d, p]``."""
     k = q[d, p, Q_HEAD]
@@ -128,7 +128,7 @@ def pop(q: np.ndarray, node: np.ndarray, d: int, p: int) -> int:
     return k
 
 
-@kernel
+@step_kernel
 def append_queue(src: np.ndarray, dst: np.ndarray, node: np.ndarray, d: int, p: int) -> None:
     """Move all of queue ``src[d, p]`` to the back of ``dst[d, p]``, in order."""
     head = src[d, p, Q_HEAD]
@@ -145,7 +145,7 @@ def append_queue(src: np.ndarray, dst: np.ndarray, node: np.ndarray, d: int, p: 
     src[d, p, Q_LEN] = 0
 
 
-@kernel
+@step_kernel
 def waiting_count(st: ServerState, d: int) -> int:
     """Requests waiting at lock ``d``, over all classes."""
     total = 0
@@ -154,7 +154,7 @@ def waiting_count(st: ServerState, d: int) -> int:
     return total
 
 
-@kernel
+@step_kernel
 def emit_request(st: ServerState, n: int, kind: int, reason: int, lock: int, mode: int,
                  txn: int, client: int, tenant: int, priority: int, ts: int,
                  flags: int) -> int:
@@ -173,7 +173,7 @@ def emit_request(st: ServerState, n: int, kind: int, reason: int, lock: int, mod
     return n + 1
 
 
-@kernel
+@step_kernel
 def emit(st: ServerState, n: int, kind: int, reason: int, lock: int, k: int,
          flags: int) -> int:
     """Action row ``n`` about the request in node ``k``; the next row."""
@@ -183,7 +183,7 @@ def emit(st: ServerState, n: int, kind: int, reason: int, lock: int, k: int,
                         node[k, N_TS], flags)
 
 
-@kernel
+@step_kernel
 def emit_chain(st: ServerState, k: int, lock: int, n: int, take: bool) -> int:
     """A row per node of the list starting at node ``k`` (its kept flags, kind 0); with
     ``take`` the nodes are freed (the caller has detached the list)."""
@@ -196,7 +196,7 @@ def emit_chain(st: ServerState, k: int, lock: int, n: int, take: bool) -> int:
     return n
 
 
-@kernel
+@step_kernel
 def detach(q: np.ndarray, d: int, p: int) -> int:
     """Empty queue ``q[d, p]``; its former head node (-1 when it was empty)."""
     k = q[d, p, Q_HEAD]
@@ -206,7 +206,7 @@ def detach(q: np.ndarray, d: int, p: int) -> int:
     return k
 
 
-@kernel
+@step_kernel
 def take_queue(st: ServerState, which: int, d: int, p: int, n: int) -> int:
     """Empty queue ``which`` (``QK_*``) of ``(d, p)`` into action rows from ``n``, head
     first; the next row."""
@@ -221,7 +221,7 @@ def take_queue(st: ServerState, which: int, d: int, p: int, n: int) -> int:
 
 # --- served locks and their holders ---------------------------------------------------------
 
-@kernel
+@step_kernel
 def serve(st: ServerState, d: int) -> None:
     """Append lock ``d`` to its server's served locks, unless it is on them."""
     lk = st.lk
@@ -239,7 +239,7 @@ def serve(st: ServerState, d: int) -> None:
     st.servers[s, SV_TAIL] = d
 
 
-@kernel
+@step_kernel
 def unserve(st: ServerState, d: int) -> None:
     """Forget served lock ``d`` (no holders, no waiting requests): off the list, unfrozen."""
     lk = st.lk
@@ -261,7 +261,7 @@ def unserve(st: ServerState, d: int) -> None:
     lk[d, LK_FLAGS] &= ~FROZEN
 
 
-@kernel
+@step_kernel
 def find_holder(st: ServerState, d: int, txn: int, client: int) -> int:
     """The holder node of key ``(txn, client)`` and its predecessor in the list (as
     ``k * 2**32 + prev + 1``), or -1."""
@@ -275,7 +275,7 @@ def find_holder(st: ServerState, d: int, txn: int, client: int) -> int:
     return -1
 
 
-@kernel
+@step_kernel
 def add_holder(st: ServerState, d: int, k: int, now_us: int) -> None:
     """Node ``k`` holds lock ``d`` from ``now_us``. A holder of the same (txn, client) is
     replaced in place (its list position kept), but both grants stay counted."""
@@ -297,7 +297,7 @@ def add_holder(st: ServerState, d: int, k: int, now_us: int) -> None:
         lk[d, LK_HOLDERS] += 1
 
 
-@kernel
+@step_kernel
 def drop_holder(st: ServerState, d: int, k: int, prev: int) -> None:
     """Holder node ``k`` (after ``prev`` in the list, -1 = first) lets lock ``d`` go."""
     nxt = st.node[k, N_NEXT]
