@@ -337,6 +337,7 @@ class LockServer:
         return frozenset(lk[(lk[:, LK_FLAGS] & RESIDENT) != 0, LK_ID].tolist())
 
     def is_resident(self, lock_id: int) -> bool:
+        """Whether the switch owns ``lock_id`` (one lookup, unlike :attr:`resident`)."""
         d = lookup(self.state.keys, self.state.values, lock_id)
         return d >= 0 and bool(self.state.lk[d, LK_FLAGS] & RESIDENT)
 
