@@ -4,12 +4,12 @@
 :mod:`sim.model` describes, with the same latency components, server CPU model, client
 NIC limit, leases, retries, measurement window and metrics, in a numba-compiled loop over
 numpy arrays: an array-based 4-ary heap of events (:mod:`sim.fast.heap`), the switch's
-data-plane kernels of :mod:`netlock.dataplane.kernels` called from inside the loop, the lock
-server in arrays (:mod:`sim.fast.lockserver`, proven equal to :mod:`netlock.lockserver` by a
-differential test), workload and network randomness drawn in vectorised batches, and its
-own compiled safety checker (:mod:`sim.fast.safety`). Run with the same seed, it gives the
-simpy engine's results (the same random streams drawn in the same order); the tests in
-``tests/fast`` hold it to that. :mod:`sim.fast.bench` measures it for ``netlock bench``.
+data-plane kernels of :mod:`netlock.dataplane.kernels` and the lock-server kernels of
+:mod:`netlock.lockserver.kernels` called from inside the loop, workload and network
+randomness drawn in vectorised batches, and its own compiled safety checker
+(:mod:`sim.fast.safety`). Run with the same seed, it gives the simpy engine's results (the
+same random streams drawn in the same order); the tests in ``tests/fast`` hold it to that.
+:mod:`sim.fast.bench` measures it for ``netlock bench``.
 
 Not modelled: switch and lock-server failures (such configs are refused; use the simpy
 engine).

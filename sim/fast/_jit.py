@@ -6,8 +6,8 @@ the data-plane kernels they call (see :mod:`netlock.dataplane._jit`). With the J
 (``NETLOCK_NOJIT=1``) they run as plain Python, slowly but with the same results.
 
 numba's cache only notices edits to a function's own file; the engine inlines constants of
-its sibling modules and of the data-plane kernels, so the cache of this package is dropped
-whenever any of those sources changes.
+its sibling modules and of the data-plane and lock-server kernels, so the cache of this
+package is dropped whenever any of those sources changes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, kernel_sources
+from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache
+from netlock.lockserver._jit import lockserver_sources
 
 F = TypeVar("F", bound=Callable)
 
@@ -52,14 +53,14 @@ def inlined(func: F) -> F:
     return fast_jit_inline(getattr(func, "py_func", func))
 
 
-COMPILED_MODULES = ("_jit", "hashmap", "heap", "lockserver", "state", "records", "clients",
-                    "rack", "loop", "safety", "prefetch")
+COMPILED_MODULES = ("_jit", "heap", "state", "records", "clients", "rack", "loop", "safety",
+                    "prefetch")
 
 
 def engine_sources() -> list[Path]:
     """The files whose content the compiled engine depends on."""
     here = Path(__file__).resolve().parent
-    return [*(here / f"{name}.py" for name in COMPILED_MODULES), *kernel_sources()]
+    return [*(here / f"{name}.py" for name in COMPILED_MODULES), *lockserver_sources()]
 
 
 if JIT_ENABLED:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.fast import clients, heap, lockserver, rack
+from netlock.lockserver.layout import CN_DENSE, CN_NFREE
+from sim.fast import clients, heap, rack
 from sim.fast._jit import fast_jit, fast_jit_inline
 from sim.fast.heap import Q_SIZE
 from sim.fast.prefetch import prefetch_row, warm_switch_slot
@@ -62,9 +63,9 @@ def needs_service(r: Rack) -> bool:
             or h.t.shape[0] - h.cnt[Q_SIZE] < requests
             or r.uses.shape[0] - r.cnt[K_USES] < rows
             or r.txns.shape[0] - r.cnt[K_TXNS] < rows
-            or srv.cnt[lockserver.CN_NFREE] < requests
-            or srv.lk.shape[0] - srv.cnt[lockserver.CN_DENSE] < r.pi[I_ROOM_LOCKS]
-            or 4 * (srv.cnt[lockserver.CN_DENSE] + r.pi[I_ROOM_LOCKS]) >= srv.keys.shape[0])
+            or srv.cnt[CN_NFREE] < requests
+            or srv.lk.shape[0] - srv.cnt[CN_DENSE] < r.pi[I_ROOM_LOCKS]
+            or 4 * (srv.cnt[CN_DENSE] + r.pi[I_ROOM_LOCKS]) >= srv.keys.shape[0])
 
 
 @fast_jit_inline

@@ -21,13 +21,14 @@ import pandas as pd
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
+from netlock.lockserver.hashmap import build_map
+from netlock.lockserver.layout import ensure_room, new_server_state
 from netlock.plan import Plan
 from sim.allocation import CoarseWorkload, Partition
 from sim.clients import client_machines
-from sim.fast import chunks, lockserver
+from sim.fast import chunks
 from sim.fast import clients as fclients
 from sim.fast import heap as fheap
-from sim.fast.hashmap import build_map
 from sim.fast.loop import NEEDS_SERVICE, run
 from sim.fast.state import (
     CF_DEADLINE,
@@ -179,8 +180,7 @@ class FastModel:
         room = int(r.pi[I_ROOM_REQUESTS])
         r = grown_pool(self.rack, 2 * room)
         r = r._replace(heap=fheap.grown_heap(r.heap, 2 * room),
-                       srv=lockserver.ensure_room(r.srv, 2 * int(r.pi[I_ROOM_LOCKS]), 2 * room,
-                                                  0))
+                       srv=ensure_room(r.srv, 2 * int(r.pi[I_ROOM_LOCKS]), 2 * room, 0))
         self.rack = r
         self._room_rows(int(r.pi[I_ROOM_ROWS]))
 
@@ -362,8 +362,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
         sw_locks=locks, sw_regions=regions, sw_slots=slots, sw_tenants=sw_tenants, sw_ctl=ctl,
         sw_out=out, table_dense=table_dense, table_keys=table_keys, table_values=table_values,
         sw_f=np.zeros(1), sw_drops=np.zeros(8, dtype=np.int64),
-        srv=lockserver.new_server_state(servers.count, config.geometry.priorities,
-                                        locks=4 * pi[I_ROOM_LOCKS], nodes=2 * room_requests),
+        srv=new_server_state(servers.count, config.geometry.priorities,
+                             locks=4 * pi[I_ROOM_LOCKS], nodes=2 * room_requests),
         core_free=np.zeros((max(servers.count, 1), servers.cores)),
         srv_f=np.zeros((max(servers.count, 1), 3)),
         srv_packets=np.zeros(max(servers.count, 1), dtype=np.int64),

@@ -7,8 +7,9 @@ for ``passes * P_PASS_GAP`` and take ``passes * P_PASS_US`` to come out; grants 
 to the client (plus the database server's two in the one-RTT mode); requests of locks the
 switch does not own, and overflow, go to the lock server owning the lock's partition
 (overflow and the notify/push-back protocol on reliable hops), whose answers travel
-server -> switch -> client. A lock server is :mod:`sim.fast.lockserver` behind cores that
-each take ``P_SERVICE_US`` per packet (RSS by a hash of the lock id) and FIFO links.
+server -> switch -> client. A lock server runs :mod:`netlock.lockserver.kernels` on the rack's
+server state behind cores that each take ``P_SERVICE_US`` per packet (RSS by a hash of the
+lock id) and FIFO links.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from netlock.dataplane.layout import (
     O_TXN,
     T_COUNT,
 )
+from netlock.lockserver import hashmap
+from netlock.lockserver import kernels as lockserver
+from netlock.lockserver.layout import A_KIND, A_TXN, FLAG_OVERFLOW
 from netlock.packets import ActionKind
-from sim.fast import hashmap, heap, lockserver
+from sim.fast import heap
 from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.clients import receive, receive_inline
 from sim.fast.records import free_request, hop, path, reliable_hop, take
@@ -316,9 +320,9 @@ def _serve(r: Rack, s: int, lock: int, now: float) -> float:
 def _server_actions(r: Rack, s: int, n: int, delay: float, now: float) -> None:
     act = r.srv.act
     for row in range(n):
-        kind = act[row, lockserver.A_KIND]
+        kind = act[row, A_KIND]
         if kind == GRANT:
-            g = take(r, act[row, lockserver.A_TXN], IN_PENDING)
+            g = take(r, act[row, A_TXN], IN_PENDING)
             if g < 0:
                 continue
             r.ri[g, RI_SOURCE] = SERVER
@@ -331,7 +335,7 @@ def _server_actions(r: Rack, s: int, n: int, delay: float, now: float) -> None:
                 free_request(r, g)
         elif kind == PUSH_BACK:
             at = _link(r, s, SF_DOWN_LAST, now + delay + reliable_hop(r))
-            heap.push(r.heap, at, E_PUSH, act[row, lockserver.A_TXN], 0)
+            heap.push(r.heap, at, E_PUSH, act[row, A_TXN], 0)
         else:
             r.cnt[K_SERVER_DROPS] += 1
 
@@ -347,7 +351,7 @@ def server_request(r: Rack, h: int, flags: int, now: float) -> None:
     delay = _serve(r, s, lock, now)
     n = lockserver.process(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c,
                            r.ci[c, CI_TENANT], flags >> 2, 0,
-                           lockserver.FLAG_OVERFLOW * ((flags >> 1) & 1))
+                           FLAG_OVERFLOW * ((flags >> 1) & 1))
     _server_actions(r, s, n, delay, now)
     if op == RELEASE:
         free_request(r, h)
@@ -358,7 +362,8 @@ def server_notified(r: Rack, lock: int, word: int, now: float) -> None:
     """The switch says the queue of (lock, priority) drained: push back up to ``count``."""
     s = owner(r, lock)
     delay = _serve(r, s, lock, now)
-    n = lockserver.notified(r.srv, lock, word >> COUNT_BITS, word & ((1 << COUNT_BITS) - 1))
+    n = lockserver.notified(r.srv, s, lock, word >> COUNT_BITS,
+                            word & ((1 << COUNT_BITS) - 1))
     _server_actions(r, s, n, delay, now)
 
 

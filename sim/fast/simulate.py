@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from netlock.config import Config
+from netlock.lockserver.layout import CN_EXPIRED
 from netlock.plan import Plan
 from sim.allocation import (
     Partition,
@@ -24,7 +25,6 @@ from sim.allocation import (
     warmup_trace,
 )
 from sim.fast.heap import Q_SEQ
-from sim.fast.lockserver import CN_EXPIRED
 from sim.fast.model import FastModel, assemble, check_supported
 from sim.fast.state import (
     K_LOST,

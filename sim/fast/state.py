@@ -5,7 +5,7 @@ One :class:`Rack` (a named tuple of numpy arrays, passed whole to compiled code)
 - the switch: the data plane's arrays (:mod:`netlock.dataplane.layout`), its lock table (an
   array for the lowest lock ids, a hash map above), its pipeline's busy-until time and drop
   counters;
-- the lock servers: :class:`sim.fast.lockserver.ServerState`, each server's cores
+- the lock servers: :class:`netlock.lockserver.layout.ServerState`, each server's cores
   (busy-until times), links and counters, and the partition of lock ids over servers;
 - requests in flight (``ri``/``rf`` rows, a free-list pool): a request's id ``rid`` is
   ``generation * 2**RID_BITS + row``, unique in a run and mapped back to its row in O(1);
@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from netlock.lockserver.layout import ServerState
 from sim.fast.heap import Heap
-from sim.fast.lockserver import ServerState
 
 RID_BITS = 24
 RID_MASK = (1 << RID_BITS) - 1

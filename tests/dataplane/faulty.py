@@ -93,9 +93,9 @@ class FaultyClients:
         server = self.sys.server
         return (
             tuple(snap[name].tobytes() for name in ("locks", "regions", "slots", "tenants")),
-            repr(sorted((k, {c: list(q) for c, q in v.waiting.items()}, sorted(v.holders),
-                         v.shared, v.exclusive, v.frozen) for k, v in server.served.items())),
-            repr(sorted((k, list(v)) for k, v in server.buffers.items())),
+            repr(sorted((lock, server.waiting(lock), server.holders(lock), server.is_frozen(lock))
+                        for lock in server.served_locks())),
+            repr([(key, server.buffered(*key)) for key in server.buffer_keys()]),
         )
 
     # --- what clients and the network do --------------------------------------------------------
@@ -281,4 +281,4 @@ class FaultyClients:
         assert not switch.regions[:, :, [R_COUNT, R_GRANTED, R_SERVER_HELD]].any()
         assert not switch.locks[:, [L_SHARED, L_EXCLUSIVE]].any()
         assert not switch.slots[:, :6].any(), "a dequeued slot kept its request"
-        assert not self.sys.server.served and not self.sys.server.buffers
+        assert not self.sys.server.served_locks() and not self.sys.server.buffer_keys()

@@ -29,7 +29,7 @@ def test_serves_locks_fifo_with_shared_runs():
     assert kinds(server.process(rel(LOCK, 3, X), 0)) == [("GRANT", 4), ("GRANT", 5)]
     for txn in (4, 5):
         server.process(rel(LOCK, txn, S), 0)
-    assert not server.served, "an idle lock leaves no state behind"
+    assert not server.served_locks(), "an idle lock leaves no state behind"
 
 
 def test_priorities_at_the_server():
@@ -65,7 +65,7 @@ def test_overflow_is_buffered_never_granted_and_pushed_back_in_order():
     server.process(bounced, 0)
     assert [r.txn_id for r in server.buffered(LOCK, 0)] == [2, 3]
     assert kinds(server.notified(LOCK, 0, 5)) == [("PUSH_BACK", 2), ("PUSH_BACK", 3)]
-    assert server.notified(LOCK, 0, 5) == [] and not server.buffers
+    assert server.notified(LOCK, 0, 5) == [] and not server.buffer_keys()
 
 
 def test_take_over_serves_the_buffer_in_class_order():
@@ -101,7 +101,7 @@ def test_expiry_and_grace_period():
     assert server.expire(50, 100) == []
     assert kinds(server.expire(100, 100)) == [("GRANT", 2)] and server.expired_total == 1
     server.fail()
-    assert not server.served
+    assert not server.served_locks()
     server.start_grace(500)
     assert server.process(acq(LOCK, 3, X), 200) == []
     assert server.tick(499) == []

@@ -53,7 +53,7 @@ def test_a_range_moves_between_servers_old_requests_first():
     old.process(acq(LOCK, 1, X), 0)
     old.process(acq(LOCK, 2, X), 0)
     old.process(overflow(acq(LOCK + 1, 3, S)), 0)
-    old.resident.add(LOCK + 1)
+    old.hand_over(LOCK + 1, [0], 1)
     new.begin_arrival(10, 19)
     old.begin_move_out(10, 19)
     assert old.holders_in(10, 19) == 1 and old.holders_in(0, 9) == 0
@@ -63,7 +63,8 @@ def test_a_range_moves_between_servers_old_requests_first():
     assert new.process(overflow(acq(LOCK + 1, 5, S)), 0) == []
     assert new.notified(LOCK + 1, 0, 4) == [], "NOTIFY deferred until adopt"
     handoff = old.hand_off(10, 19)
-    assert not old.served and not old.buffers and not old.resident and not old.leaving
+    assert not old.served_locks() and not old.buffer_keys() and not old.resident
+    assert not old.leaving
     out = new.adopt(handoff, 10, 19, 5)
     assert sorted(kinds(out)) == [("GRANT", 2), ("PUSH_BACK", 3), ("PUSH_BACK", 5)]
     assert [a.request.txn_id for a in out if a.kind == ActionKind.PUSH_BACK] == [3, 5]

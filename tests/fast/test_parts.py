@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.fast import hashmap
+from netlock.lockserver import hashmap
 from sim.fast import heap as fheap
 from sim.fast.safety import count_violations
 from sim.safety import count_violations as reference_violations

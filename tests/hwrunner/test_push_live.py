@@ -280,14 +280,14 @@ def test_a_partition_change_moves_server_state_under_traffic(small_profile, seed
     traffic.run(200)
     push_live(switch, small_profile, PLAN_A, traffic)
     traffic.run(300)
-    busy = {lock for s in traffic.servers for lock in s.served}
+    busy = {lock for s in traffic.servers for lock in s.served_locks()}
     assert busy & set(range(9, 13)), "server 1 serves locks that move to server 0"
     result = push_live(switch, small_profile, PLAN_C, traffic)
     assert result.outcome == "installed" and result.verified
     assert switch.server_of(np.array([2, 5, 9])).tolist() == [1, 0, 0]
     old_one, old_zero = traffic.servers[1], traffic.servers[0]
-    assert not [x for x in old_one.served if x >= 7] and not old_one.leaving
-    assert not [x for x in old_zero.served if x <= 3] and not old_zero.arriving
+    assert not [x for x in old_one.served_locks() if x >= 7] and not old_one.leaving
+    assert not [x for x in old_zero.served_locks() if x <= 3] and not old_zero.arriving
     traffic.run(300)
     assert_safe(traffic)
 

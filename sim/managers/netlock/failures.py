@@ -91,7 +91,7 @@ def reactivate_switch(m: NetLockManager) -> None:
     for lock, parts in plan_regions(m).items():
         state = m.owner(lock).state
         for prio, left, right in parts:
-            held = len(state.buffers.get((lock, prio), ()))
+            held = len(state.buffered(lock, prio))
             actions += node.dp.install(lock, prio, left, right, server_held=held)
     node.refresh_table()
     m.stopped = False

@@ -18,7 +18,6 @@ and handled when their grace ends (:meth:`ServerNode.end_grace`).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from netlock.lockserver import LockServer
@@ -91,14 +90,8 @@ class ServerNode:
     def adopt_switch_locks(self, locks: set[int]) -> None:
         """The switch failed: serve its ``locks`` after a grace. Their overflow buffered here
         becomes the head of the held requests (oldest first), as plain acquires."""
-        state = self.state
         self.adopted_locks |= locks
-        for key in sorted(k for k in state.buffers if k[0] in locks):
-            self.held += [replace(req, overflow=False, push_back=False)
-                          for req in state.buffers.pop(key)]
-        for lock in sorted(lock for lock in state.late if lock in locks):
-            self.held += state.late.pop(lock)
-        state.resident -= locks
+        self.held += self.state.surrender(locks)
 
     def end_grace(self, parts: set[int], locks: frozenset[int] = frozenset()) -> None:
         """The grace of partitions ``parts`` and switch ``locks`` is over: handle their held
@@ -118,7 +111,7 @@ class ServerNode:
         for lreq in self.held:
             if self._in_grace(lreq):
                 kept.append(lreq)
-            elif lreq.lock_id in self.state.resident:
+            elif self.state.is_resident(lreq.lock_id):
                 actions.append(Action(ActionKind.PUSH_BACK, lreq))
             else:
                 actions += self.state.process(lreq, now)

@@ -1,16 +1,18 @@
 """An int64 -> int64 open-addressing hash map in two numpy arrays, for compiled code.
 
-Keys are lock ids (>= 0); ``-1`` marks an empty cell. Linear probing from a multiplicative
-hash; entries are never removed (the engine maps each lock id it meets to a dense index for
-the whole run). The capacity is a power of two and is kept at least twice the entry count
-by the caller (:func:`grown`), so probes stay short.
+The lock servers' kernels map each lock id they meet to a dense index with it (the fast
+engine also keeps the switch's lock table above its dense range in one). Keys are lock ids
+(>= 0); ``-1`` marks an empty cell. Linear probing from a multiplicative hash; entries are
+never removed (a lock keeps its dense index for the state's lifetime). The capacity is a
+power of two and is kept at least twice the entry count by the caller (:func:`grown`), so
+probes stay short.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from sim.fast._jit import fast_jit
+from netlock.lockserver._jit import kernel
 
 EMPTY = -1
 _MULT = 0x9E3779B97F4A7C15 >> 1
@@ -22,7 +24,7 @@ def new_map(capacity: int) -> tuple[np.ndarray, np.ndarray]:
     return np.full(size, EMPTY, dtype=np.int64), np.zeros(size, dtype=np.int64)
 
 
-@fast_jit
+@kernel
 def _slot(keys: np.ndarray, key: int) -> int:
     mask = keys.shape[0] - 1
     k = ((key * _MULT) >> 17) & mask
@@ -31,7 +33,7 @@ def _slot(keys: np.ndarray, key: int) -> int:
     return k
 
 
-@fast_jit
+@kernel
 def lookup(keys: np.ndarray, values: np.ndarray, key: int) -> int:
     """The value of ``key``, or -1 when absent."""
     k = _slot(keys, key)
@@ -40,7 +42,7 @@ def lookup(keys: np.ndarray, values: np.ndarray, key: int) -> int:
     return values[k]
 
 
-@fast_jit
+@kernel
 def insert(keys: np.ndarray, values: np.ndarray, key: int, value: int) -> None:
     """Set ``key`` to ``value`` (the map must have a free cell)."""
     k = _slot(keys, key)
@@ -48,7 +50,7 @@ def insert(keys: np.ndarray, values: np.ndarray, key: int, value: int) -> None:
     values[k] = value
 
 
-@fast_jit
+@kernel
 def _rehash(old_keys: np.ndarray, old_values: np.ndarray, keys: np.ndarray,
             values: np.ndarray) -> None:
     for k in range(old_keys.shape[0]):
@@ -66,7 +68,7 @@ def grown(keys: np.ndarray, values: np.ndarray,
     return new_keys, new_values
 
 
-@fast_jit
+@kernel
 def _insert_all(keys: np.ndarray, values: np.ndarray, keys_in: np.ndarray,
                 values_in: np.ndarray) -> None:
     for j in range(keys_in.shape[0]):
