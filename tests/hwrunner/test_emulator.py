@@ -108,7 +108,7 @@ def test_mapping_needs_an_empty_queue_and_a_free_index(switch):
 
 
 def test_state_round_trip(tmp_path: Path, switch, small_profile):
-    switch.dataplane.process(acquire(10, 1), 0)
+    holder = switch.dataplane.process(acquire(10, 1), 0).actions[0].request
     switch.dataplane.process(acquire(10, 2), 0)
     path = tmp_path / "s.json"
     save_state(switch, path)
@@ -116,8 +116,7 @@ def test_state_round_trip(tmp_path: Path, switch, small_profile):
     assert read_live(again, small_profile).layout == read_live(switch, small_profile).layout
     free = again.read_registers("slots_two_sides_register", ("lo",), np.array([1]))["lo"]
     assert free[:, 0].tolist() == [0, 2, 2, 2]
-    release = LockRequest(Op.RELEASE, Mode.EXCLUSIVE, 10, 1, 1)
-    grants = again.dataplane.process(release, 5).actions
+    grants = again.dataplane.process(holder.release(), 5).actions
     assert [(a.kind, a.request.txn_id) for a in grants] == [(ActionKind.GRANT, 2)]
 
 

@@ -54,7 +54,7 @@ def test_every_request_is_granted_and_released_and_counted_where_it_was_served(m
     c = replay.counts
     assert c.acquires == c.released == 3000 and c.dropped == 0 and replay.waiting == 0
     assert c.granted_by_switch + c.granted_by_servers == 3000 and c.granted_by_switch > 0
-    assert len(decoded) == c.packets >= 6000 and set(decoded) == {36}, "wire format headers"
+    assert len(decoded) == c.packets >= 6000 and set(decoded) == {40}, "wire format headers"
     stats = read_stats(switch, profile)
     expected = np.bincount(reqs.lock_id, minlength=50)
     assert stats["requests"].tolist() == expected[stats["lock_id"]].tolist()

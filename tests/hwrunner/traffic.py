@@ -37,6 +37,8 @@ class Client:
     lock: int = -1
     mode: Mode = Mode.SHARED
     until_us: int = 0
+    slot: int = -1
+    """The switch slot of its grant, which its release names (-1: granted by a server)."""
     stuck: bool = False
     """A client that never releases (to make a drain time out)."""
 
@@ -131,6 +133,7 @@ class Traffic:
             self.checker.anomalies.append(f"grant nobody waits for: {req}")
             return
         client.state = "holding"
+        client.slot = req.slot
         client.until_us = self.now_us + TICK_US * self.rng.randint(1, 3)
 
     # --- time ----------------------------------------------------------------------------
@@ -140,7 +143,7 @@ class Traffic:
         for client in self.clients:
             if client.state == "holding" and self.now_us >= client.until_us and not client.stuck:
                 req = LockRequest(Op.RELEASE, client.mode, client.lock, client.txn,
-                                  client.client_id)
+                                  client.client_id, slot=client.slot)
                 self.checker.released(req)
                 client.state = "idle"
                 client.until_us = self.now_us + TICK_US * self.rng.randint(0, 2)
