@@ -31,6 +31,7 @@ from netlock import atomic
 from netlock.config import Config
 from netlock.config.overrides import parse_override
 from netlock.errors import ConfigError, NetlockError
+from netlock.inputs import load_json
 from sim.simulate import run_engine
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
@@ -121,10 +122,13 @@ def load_finished(out_dir: Path, point: Point) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = load_json(path, ConfigError, "sweep point")
+    except ConfigError:
         return None
-    return doc.get("result") if doc.get("values") == _jsonable(point.values) else None
+    if not isinstance(doc, dict) or doc.get("values") != _jsonable(point.values):
+        return None
+    result = doc.get("result")
+    return result if isinstance(result, dict) else None
 
 
 def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
