@@ -130,6 +130,6 @@ def load_state(path: str | Path, profile: SwitchProfile,
         if doc["pipes"] != switch.pipes:
             raise TargetError(f"{path}: pipes: saved {doc['pipes']}, profile says {switch.pipes}")
         _restore(switch, doc, str(path))
-    except (KeyError, TypeError, ValueError, zlib.error) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError, zlib.error) as exc:
         raise TargetError(f"{path}: corrupt emulator state ({exc})") from None
     return switch
