@@ -14,6 +14,7 @@ from hwrunner.autopilot import Autopilot, AutopilotOptions, Round
 from hwrunner.compile import render_program
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
+from hwrunner.layout import check_fits
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.replay import Replay, ReplayPacer, Requests
 from hwrunner.servers import NoLockServers
@@ -129,6 +130,8 @@ def push_command(
     if resume_push == (plan_file is not None):
         raise TargetError("push: give a PLAN, or --resume without one")
     plan = load_plan(plan_file) if plan_file is not None else None
+    if plan is not None:
+        check_fits(plan, prof)
     driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
                          geometry=plan.geometry if plan else None, client_id=client_id)
     journal_path = journal or default_journal(target, state)
@@ -293,6 +296,7 @@ def autopilot_command(
         raise ConfigError(found)
     prof = resolve_profile(profile, state, "netlock-stats")
     plan = load_plan(plan_file)
+    check_fits(plan, prof)
     if traffic is not None and target != EMULATOR:
         raise TargetError("--traffic: only the emulator target takes replayed traffic")
     requests = load_requests(traffic, shift=shift) if traffic is not None else None

@@ -20,6 +20,7 @@ from hwrunner.schema import Schema
 from netlock import atomic
 from netlock.errors import TargetError
 from netlock.geometry import SwitchGeometry
+from netlock.inputs import load_json
 
 FORMAT = "netlock-emulated-switch"
 VERSION = 1
@@ -104,8 +105,8 @@ def _restore(switch: EmulatedSwitch, doc: dict, source: str) -> None:
 def saved_profile(path: str | Path) -> str | None:
     """The name of the profile a state file was saved with (None: no readable state)."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = load_json(path, TargetError, "emulator state")
+    except TargetError:
         return None
     name = doc.get("profile") if isinstance(doc, dict) else None
     return name if isinstance(name, str) else None
@@ -115,12 +116,7 @@ def load_state(path: str | Path, profile: SwitchProfile,
                schema: Schema | None = None) -> EmulatedSwitch:
     """The switch saved in ``path``; it must have been saved with the same profile."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TargetError(f"{path}: cannot read emulator state: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise TargetError(f"{path}: line {exc.lineno}: not valid JSON") from None
+    doc = load_json(path, TargetError, "emulator state")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise TargetError(f"{path}: not an emulated-switch state file")
     if doc.get("version") != VERSION:
@@ -134,6 +130,6 @@ def load_state(path: str | Path, profile: SwitchProfile,
         if doc["pipes"] != switch.pipes:
             raise TargetError(f"{path}: pipes: saved {doc['pipes']}, profile says {switch.pipes}")
         _restore(switch, doc, str(path))
-    except (KeyError, TypeError, ValueError, zlib.error) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError, zlib.error) as exc:
         raise TargetError(f"{path}: corrupt emulator state ({exc})") from None
     return switch

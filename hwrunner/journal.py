@@ -15,6 +15,7 @@ from pathlib import Path
 from hwrunner.layout import Layout
 from netlock import atomic
 from netlock.errors import TargetError
+from netlock.inputs import load_json
 
 FORMAT = "netlock-push-journal"
 VERSION = 1
@@ -48,12 +49,7 @@ def save_journal(journal: Journal, path: str | Path) -> None:
 
 def load_journal(path: str | Path) -> Journal:
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TargetError(f"{path}: cannot read push journal: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise TargetError(f"{path}: line {exc.lineno}: not valid JSON") from None
+    doc = load_json(path, TargetError, "push journal")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise TargetError(f"{path}: not a push journal (version {VERSION})")
     try:

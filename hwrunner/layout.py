@@ -85,32 +85,40 @@ class Layout:
                          for lo, hi, s in doc.get("partition", [])))
 
 
-def layout_for(plan: Plan, profile: SwitchProfile, live: Layout | None = None,
-               lock_capacity: int | None = None, slot_capacity: int | None = None) -> Layout:
-    """The layout that realises ``plan``, keeping the register index of every live lock.
+def check_fits(plan: Plan, profile: SwitchProfile, lock_capacity: int | None = None,
+               slot_capacity: int | None = None) -> None:
+    """Refuse (one TargetError line) a plan the switch cannot hold: more priority classes than
+    its one queue per lock, more locks than its lock indices, more slots than its registers.
 
-    Entering locks take the lowest indices no live lock uses; only when those run out do they
-    reuse indices of locks that leave. The public program has one queue per lock, so a plan
-    with several priority rows for one lock is refused.
+    The capacities default to the profile's; a connected switch may report its own.
     """
-    live = live or Layout.empty()
-    entries = plan.entries
-    if (entries.priority != 0).any():
-        raise TargetError(f"profile {profile.name}: one queue per lock, but the plan puts "
-                          f"{int((entries.priority != 0).sum())} locks in priority classes > 0")
-    if len(np.unique(entries.lock_id)) != len(entries):
-        raise TargetError(f"profile {profile.name}: one queue per lock, but the plan gives some "
-                          f"locks several priority rows (geometry.priorities = "
-                          f"{plan.geometry.priorities})")
+    classes = max(plan.geometry.priorities, int(plan.entries.priority.max(initial=0)) + 1)
+    if classes != 1:
+        raise TargetError(f"plan: geometry.priorities: the plan is for {classes} priority "
+                          f"classes, but profile {profile.name} has one queue per lock (1 "
+                          f"class); plan again with --priorities 1")
     capacity = lock_capacity or profile.lock_capacity
-    if len(entries) > capacity - profile.lock_index_base:
-        raise TargetError(f"plan: {len(entries)} switch-resident locks, but the switch has "
+    if len(plan.entries) > capacity - profile.lock_index_base:
+        raise TargetError(f"plan: {len(plan.entries)} switch-resident locks, but the switch has "
                           f"{capacity - profile.lock_index_base} lock indices")
     needed = profile.slot_base + plan.geometry.total_slots
     slots = slot_capacity or profile.slot_capacity
     if needed > slots:
         raise TargetError(f"plan: geometry has {plan.geometry.total_slots} slots, but the "
                           f"switch holds {slots - profile.slot_base}")
+
+
+def layout_for(plan: Plan, profile: SwitchProfile, live: Layout | None = None,
+               lock_capacity: int | None = None, slot_capacity: int | None = None) -> Layout:
+    """The layout that realises ``plan``, keeping the register index of every live lock.
+
+    Entering locks take the lowest indices no live lock uses; only when those run out do they
+    reuse indices of locks that leave. The plan must fit the switch (:func:`check_fits`).
+    """
+    check_fits(plan, profile, lock_capacity, slot_capacity)
+    live = live or Layout.empty()
+    entries = plan.entries
+    capacity = lock_capacity or profile.lock_capacity
     lock_id = entries.lock_id
     index = np.zeros(len(lock_id), dtype=_I64)
     kept = np.zeros(len(lock_id), dtype=bool)

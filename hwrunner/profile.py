@@ -15,9 +15,8 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from netlock.errors import TargetError
+from netlock.inputs import load_yaml
 
 LOCK_REGISTERS = ("left", "right", "head", "tail", "free_slots", "server_held",
                   "exclusive_count", "shared_count", "paused")
@@ -261,17 +260,8 @@ def profile_path(name_or_path: str | Path) -> Path:
 def load_profile(name_or_path: str | Path = DEFAULT_PROFILE) -> SwitchProfile:
     """Read and validate a switch profile (a file path or a shipped profile's name)."""
     path = profile_path(name_or_path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
+    if not path.exists():
         shipped = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
         hint = f" (shipped profiles: {', '.join(shipped)})" if shipped else ""
-        raise TargetError(f"{path}: cannot read switch profile: {exc.strerror or exc}"
-                          f"{hint}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f"line {mark.line + 1}: " if mark else ""
-        raise TargetError(f"{path}: {line}not valid YAML") from None
-    return profile_from_dict(doc, str(path))
+        raise TargetError(f"{path}: cannot read switch profile: no such file{hint}")
+    return profile_from_dict(load_yaml(path, TargetError, "switch profile"), str(path))

@@ -8,11 +8,11 @@ that matches several names is rejected, never guessed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from netlock.errors import TargetError
+from netlock.inputs import load_json
 
 REGISTER = "Register"
 MATCH_ACTION = "MatchAction_Direct"
@@ -162,14 +162,7 @@ def schema_from_dict(doc: object, source: str) -> Schema:
 
 def load_schema(path: str | Path) -> Schema:
     """Read a bf-rt.json file."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TargetError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise TargetError(f"{path}: line {exc.lineno}: not valid JSON") from None
-    return schema_from_dict(doc, str(path))
+    return schema_from_dict(load_json(path, TargetError, "bf-rt.json"), str(path))
 
 
 def register_table(name: str, size: int, fields: dict[str, int]) -> Table:

@@ -12,6 +12,11 @@ class NetlockError(Exception):
 
     exit_code = 2
 
+    def __str__(self) -> str:
+        """The message on one line (a library's text inside it, pyarrow's say, may span
+        several)."""
+        return " ".join(super().__str__().split())
+
 
 class ConfigError(NetlockError):
     """A config file or ``--set`` override is invalid."""

@@ -17,6 +17,7 @@ import yaml
 from netlock import atomic
 from netlock.errors import PlanError
 from netlock.geometry import SwitchGeometry
+from netlock.inputs import load_yaml
 from netlock.plan import (
     PLAN_FORMAT_VERSION,
     PartitionRange,
@@ -143,14 +144,5 @@ def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Pl
 def load_plan(path: str | Path) -> Plan:
     """Read and validate a plan file; any problem is a one-line :class:`PlanError`."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f"line {mark.line + 1}: " if mark else ""
-        raise PlanError(f"{path}: {line}not valid YAML") from None
+    doc = load_yaml(path, PlanError, "plan")
     return plan_from_dict(doc, str(path), path.parent)

@@ -110,15 +110,20 @@ def plan_command(
 
     from rich.console import Console
 
+    from netlock.memory import Need, check_fits
     from netlock.plan_io import load_plan
     from planner import settings
     from planner.coarse import best_group, score_groups
     from planner.ingest import read_trace, trace_digest
+    from planner.layout import SLOT_BYTES
     from planner.planning import make_plan
     from planner.report import migration_table, render
 
     cfg = settings.optional_config(config, parse_sets(sets))
     geometry = settings.plan_geometry(cfg, slots, priorities)
+    total = geometry.total_slots
+    check_fits([Need(f"--slots={slots}" if cfg is None else f"switch.arrays ({total} slots)",
+                     "the plan's per-slot arrays", total * SLOT_BYTES)])
     group = _coarse(coarse)
     options = settings.plan_options(
         cfg, geometry, slots=slots, server_rate_rps=server_rate, policy=policy,
@@ -214,13 +219,16 @@ def trace_gen_command(
     """
     import numpy as np
 
+    from netlock.memory import check_fits
     from planner import settings
     from planner.ingest import trace_format
     from planner.tracegen import trace_from_config, write_trace
+    from sim.footprint import trace_needs
     from sim.workloads import workload_from_config
 
     trace_format(out)
     cfg = settings.run_config(config, parse_sets(sets), {"workload.kind": kind.value})
+    check_fits(trace_needs(cfg, requests))
     workload = workload_from_config(cfg)
     columns = trace_from_config(cfg, requests, seed, workload)
     write_trace(columns, out)

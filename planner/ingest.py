@@ -143,7 +143,7 @@ def _csv_header(path: Path) -> list[str]:
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
             return next(csv.reader(fh), [])
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise TraceError(f"{path}: cannot read the CSV header: {exc}") from None
 
 
@@ -303,7 +303,7 @@ def _integers(arr: pa.Array, column: str, problems: _Problems) -> np.ndarray:
                    "not an integer", floats)
     problems.check(ok & (floats < 0), column, "must be >= 0", floats)
     problems.check(ok & (floats >= 2.0**63), column, "too large for a 64-bit integer", floats)
-    return np.where(ok, floats, 0).astype(np.int64)
+    return np.where(ok & (np.abs(floats) < 2.0**63), floats, 0).astype(np.int64)
 
 
 def _floats(arr: pa.Array, column: str, problems: _Problems) -> np.ndarray:

@@ -133,6 +133,11 @@ def _compact(first: int, slots: np.ndarray, old_left: np.ndarray) -> np.ndarray:
     return left
 
 
+SLOT_BYTES = 25
+"""Planning's memory per switch slot: :func:`fragmentation`'s slot counts (8 bytes) and their
+running sum (8), the occupancy mask (1), and the geometry's slot-to-array map (8)."""
+
+
 def fragmentation(entries: SwitchEntries, geometry: SwitchGeometry) -> Fragmentation:
     """Free space report of ``entries`` over the priority ranges of ``geometry``."""
     used = np.zeros(geometry.total_slots + 1, dtype=np.int64)

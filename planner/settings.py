@@ -46,7 +46,8 @@ def plan_geometry(config: Config | None, slots: int | None,
         return _checked(lambda: SwitchGeometry(geometry.arrays, geometry.stages, priorities))
     total = max(slots or 0, PAPER_SLOTS)
     return _checked(lambda: SwitchGeometry.uniform(total, arrays=4, stages=12,
-                                                   priorities=priorities or 1, first_stage=2))
+                                                   priorities=1 if priorities is None
+                                                   else priorities, first_stage=2))
 
 
 def _checked(build) -> SwitchGeometry:  # type: ignore[no-untyped-def]

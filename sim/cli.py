@@ -23,6 +23,8 @@ from netlock.cli.common import (
 )
 from netlock.config import load_config
 from netlock.errors import ConfigError
+from netlock.memory import check_fits
+from sim.footprint import run_needs
 from sim.plots import plot_sweep
 from sim.simulate import run_engine
 from sim.sweep import grid_points, parse_grid, run_sweep
@@ -71,7 +73,9 @@ def sim_command(
     if fmt not in ("parquet", "csv"):
         raise ConfigError(f"--format: must be parquet or csv, got {fmt!r}")
     cfg = load_config(config, parse_sets(sets))
-    result = run_engine(cfg, _engine(cfg.sim.engine, engine))
+    chosen = _engine(cfg.sim.engine, engine)
+    check_fits(run_needs(cfg, chosen))
+    result = run_engine(cfg, chosen)
     if out is not None:
         result.write(out, fmt)
     if as_json:
@@ -142,6 +146,8 @@ def sweep_command(
                           f"tcp://HOST:PORT")
     axes = parse_grid(grid)
     points = grid_points(base, axes, common_seed)
+    for point in points:
+        check_fits(run_needs(point.config), prefix=f"--grid {point.values}: ")
     n_workers = workers or max(1, os.cpu_count() or 1)
     console = Console(stderr=True)
     with Progress("[progress.description]{task.description}", BarColumn(),

@@ -19,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import multiprocessing
+import signal
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ from netlock import atomic
 from netlock.config import Config
 from netlock.config.overrides import parse_override
 from netlock.errors import ConfigError, NetlockError
+from netlock.inputs import load_json
 from sim.simulate import run_engine
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
@@ -121,10 +124,13 @@ def load_finished(out_dir: Path, point: Point) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = load_json(path, ConfigError, "sweep point")
+    except ConfigError:
         return None
-    return doc.get("result") if doc.get("values") == _jsonable(point.values) else None
+    if not isinstance(doc, dict) or doc.get("values") != _jsonable(point.values):
+        return None
+    result = doc.get("result")
+    return result if isinstance(result, dict) else None
 
 
 def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
@@ -181,7 +187,11 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
 
 def _run_in_processes(todo: list[Point], workers: int,
                       finished: Callable[[Point, dict[str, Any]], None]) -> None:
-    pool = ProcessPoolExecutor(max_workers=workers)
+    """Run the points in ``workers`` processes. If the sweep stops early (Ctrl-C, a point's
+    error) the points not started are cancelled and the workers ended at once: only the
+    points they were running are lost."""
+    others = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_leave_interrupts_to_sweep)
     try:
         running: dict[Future, Point] = {pool.submit(run_point, p.config): p for p in todo}
         while running:
@@ -189,8 +199,21 @@ def _run_in_processes(todo: list[Point], workers: int,
             for future in done:
                 point = running.pop(future)
                 finished(point, _result(future, point))
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        ours = [p for p in multiprocessing.active_children() if p not in others]
+        for process in ours:
+            process.terminate()
+        for process in ours:
+            process.join()
+        raise
+    pool.shutdown(wait=True)
+
+
+def _leave_interrupts_to_sweep() -> None:
+    """In a worker: ignore Ctrl-C (the terminal sends it to every process of the command);
+    the sweep ends its workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_on_dask(todo: list[Point], scheduler: str,

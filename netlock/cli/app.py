@@ -56,8 +56,9 @@ def _register_all() -> None:
 _register_all()
 
 
-def main() -> None:
-    """Entry point: run the app; a :class:`NetlockError` becomes one line and exit 2."""
+def run() -> None:
+    """Run the app; a :class:`NetlockError` becomes one line and exit 2 (the console script
+    is :func:`netlock.cli.main`, which also owns Ctrl-C)."""
     try:
         app()
     except NetlockError as exc:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Callable
 from functools import wraps
 from typing import Annotated, Any, TypeVar
 
 import typer
 
+from netlock.cli import interrupt
 from netlock.errors import ConfigError, NetlockError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -35,22 +37,28 @@ def json_option(on_stderr: str) -> Any:
 
 
 def guarded(func: F) -> F:
-    """Turn a :class:`NetlockError` raised by a command into one stderr line and exit 2.
+    """Turn a :class:`NetlockError` raised by a command into one stderr line and exit 2, and
+    Ctrl-C into ``netlock: interrupted`` and exit 130 (its workers stopped). Numeric warnings
+    (numpy's RuntimeWarning) are not shown: bad input they point at is checked and reported
+    as an error, and otherwise they are noise.
 
     Commands wrap their body with this so that both the console script and typer's
-    ``CliRunner`` (which bypasses :func:`netlock.cli.app.main`) behave the same.
+    ``CliRunner`` (which bypasses :func:`netlock.cli.main`) behave the same.
     """
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return func(*args, **kwargs)
         except NetlockError as exc:
             typer.echo(f"netlock: error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
-            typer.echo("netlock: interrupted", err=True)
-            raise typer.Exit(130) from None
+            interrupt.stop_children()
+            typer.echo(interrupt.MESSAGE, err=True)
+            raise typer.Exit(interrupt.EXIT_CODE) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -9,6 +9,7 @@ import typer
 
 from netlock.cli.common import emit_json, guarded, parse_sets
 from netlock.config import config_keys, dump_yaml, load_config
+from netlock.memory import check_fits, config_needs
 
 config_app = typer.Typer(
     name="config",
@@ -34,9 +35,11 @@ def check(
 
         netlock config check configs/tpcc-low.yaml --set switch.slots=5000 --json
 
-    A bad file, key or value prints one line naming the file and the dotted key, and exits 2.
+    A bad file, key or value prints one line naming the file and the dotted key, and exits 2;
+    so does a run too large for this machine's memory.
     """
     config = load_config(file, parse_sets(sets))
+    check_fits(config_needs(config))
     if as_json:
         emit_json(config.to_dict())
     else:

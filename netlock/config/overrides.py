@@ -27,7 +27,8 @@ from netlock.config.typed import (
     strip_optional,
     to_plain,
 )
-from netlock.config.yamlio import deep_merge, parse_yaml_text, yaml_problem
+from netlock.config.yamlio import deep_merge, parse_yaml_text
+from netlock.inputs import yaml_problem
 
 _KEY = re.compile(r"^[A-Za-z_]\w*(?:\[\d+\])?(?:\.[A-Za-z_]\w*(?:\[\d+\])?)*$")
 _SEGMENT = re.compile(r"([A-Za-z_]\w*)(?:\[(\d+)\])?")

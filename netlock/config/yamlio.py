@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from netlock.errors import ConfigError
+from netlock.inputs import load_yaml, load_yaml_text
 
 INCLUDE_KEY = "include"
 
@@ -52,20 +53,9 @@ ConfigLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT,
                                    list("-+0123456789."))
 
 
-def yaml_problem(exc: yaml.YAMLError) -> str:
-    """One line describing a YAML error, with its line and column when known."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return f"{where}malformed YAML: {' '.join(str(problem).split())}"
-
-
 def parse_yaml_text(text: str) -> Any:
-    """Parse one YAML document; raises ``yaml.YAMLError`` for anything unreadable."""
-    try:
-        return yaml.load(text, Loader=ConfigLoader)
-    except ValueError as exc:
-        raise yaml.YAMLError(str(exc)) from None
+    """Parse one config YAML document; raises ``yaml.YAMLError`` for anything unreadable."""
+    return load_yaml_text(text, ConfigLoader)
 
 
 @dataclass(frozen=True)
@@ -78,21 +68,7 @@ class Layer:
 
 def read_mapping(path: str) -> dict[str, Any]:
     """A YAML file whose top level is a mapping (an empty file is an empty mapping)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, not a config file") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        doc = parse_yaml_text(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: {yaml_problem(exc)}") from None
+    doc = load_yaml(path, ConfigError, "config file", ConfigLoader)
     if doc is None:
         return {}
     if not isinstance(doc, dict):

@@ -85,6 +85,7 @@ from sim.fast.state import (
     Rack,
     grown_pool,
     new_pool,
+    txn_batch,
 )
 from sim.managers.netlock.manager import switch_dataplane
 from sim.metrics import TXN_DTYPE, USE_DTYPE
@@ -355,7 +356,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
                                                        config.clients.rate_rps)]
     cf[:, CF_DEADLINE] = math.inf
     cf[:, CF_TIMER_AT] = math.inf
-    txn_batch = 4096 if longest == 1 else 512
+    batch = txn_batch(longest)
     rows = max(ROW_CHUNK, fclients.uses_per_event(n, longest))
     locks, regions, slots, sw_tenants, ctl, _trace, out = dp.arrays()
     rack = Rack(
@@ -373,16 +374,16 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
         held=np.zeros((n, longest), dtype=np.int64),
         cur_lock=np.zeros((n, longest), dtype=np.int64),
         cur_mode=np.zeros((n, longest), dtype=np.int64),
-        tx_lock=np.zeros((n, txn_batch * longest), dtype=np.int64),
-        tx_mode=np.zeros((n, txn_batch * longest), dtype=np.int8),
-        tx_size=np.zeros((n, txn_batch), dtype=np.int32),
+        tx_lock=np.zeros((n, batch * longest), dtype=np.int64),
+        tx_mode=np.zeros((n, batch * longest), dtype=np.int8),
+        tx_size=np.zeros((n, batch), dtype=np.int32),
         hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
         heap=fheap.new_heap(2 * room_requests), uses=chunks.take(rows, USE_DTYPE),
         txns=chunks.take(rows, TXN_DTYPE), burst=np.zeros(2 * longest + 2, dtype=np.int64),
         pf=pf, pi=pi, cnt=cnt)
     model = FastModel(config=config, rack=rack, workload=workload,
                       client_rngs=[np.random.default_rng(s) for s in streams[3:]],
-                      net_rng=net_rng, txn_batch=txn_batch, plan=plan, hold_us=hold_us)
+                      net_rng=net_rng, txn_batch=batch, plan=plan, hold_us=hold_us)
     rack.cnt[K_HOP] = len(rack.hops)
     rack.ci[:, CI_NEED] = 1
     rack.cnt[K_NEED_TXN] = n

@@ -74,6 +74,12 @@ ACQUIRE, RELEASE = 0, 1
 SWITCH, SERVER = 0, 1
 
 
+def txn_batch(longest: int) -> int:
+    """Transactions drawn ahead per client (``tx_*`` rows) when each takes up to ``longest``
+    locks."""
+    return 4096 if longest == 1 else 512
+
+
 class Rack(NamedTuple):
     """All state of one run (see the module docstring)."""
 

@@ -100,7 +100,7 @@ CASES = [
      "{x}: line 3, column 3: malformed YAML: duplicate key 'slots'"),
     ("top-level-list", {"x.yaml": "- 1\n- 2\n"}, [],
      "{x}: the top level must be a mapping of sections, got a list"),
-    ("missing-file", {}, [], "{x}: file not found"),
+    ("missing-file", {}, [], "{x}: cannot read config file: no such file"),
     ("set-unknown-key", {"x.yaml": GOOD}, ["workload.think_us=3"],
      "{x}: --set workload.think_us: unknown key 'think_us' in workload "
      "(did you mean 'think_time_us'?)"),
@@ -170,11 +170,12 @@ def test_set_without_equals_is_one_line(cli, write):
 
 
 def test_unreadable_inputs(write, tmp_path):
-    with pytest.raises(ConfigError, match=r": is a directory, not a config file$"):
+    with pytest.raises(ConfigError, match=r": cannot read config file: is a directory$"):
         load_config(tmp_path)
     bad = tmp_path / "latin1.yaml"
     bad.write_bytes(b"testbed: {name: caf\xe9}\n")
-    with pytest.raises(ConfigError, match=r"latin1\.yaml: not UTF-8 text$"):
+    with pytest.raises(ConfigError, match=r"latin1\.yaml: line 1: not UTF-8 text \(byte 0xe9 "
+                                          r"at offset 19\)$"):
         load_config(bad)
 
 

@@ -67,7 +67,7 @@ def test_servers_needed_is_a_ceiling():
         (lambda t: t.replace("left: 2\n", "left: 1\n", 1).replace("right: 3\n", "right: 2\n", 1),
          "row 1: entries.left: region [1, 2] overlaps"),
         (lambda t: t.replace("lock_id: 3\n", "lock_id: x\n", 1), "row 1: entries.lock_id"),
-        (lambda t: "geometry: [", "not valid YAML"),
+        (lambda t: "geometry: [", "malformed YAML"),
         (lambda t: t.replace("policy: knapsack", "policy: magic"), "policy: must be one of"),
     ],
 )

@@ -78,8 +78,12 @@ def test_entering_locks_reuse_freed_indices_only_when_needed(small_profile):
 def test_layout_refuses_what_the_program_cannot_hold(profile):
     plan = make_plan([(1, 2)])
     prio = replace(plan, entries=replace(plan.entries, priority=np.array([1])))
-    with pytest.raises(TargetError, match="one queue per lock"):
+    with pytest.raises(TargetError, match=r"is for 2 priority classes, but profile .* has one "
+                                          r"queue per lock"):
         layout_for(prio, profile)
+    two = replace(plan, geometry=replace(plan.geometry, priorities=2))
+    with pytest.raises(TargetError, match="is for 2 priority classes"):
+        layout_for(two, profile)
     with pytest.raises(TargetError, match="geometry has 64 slots, but the switch holds 10"):
         layout_for(plan, profile, slot_capacity=11)
 

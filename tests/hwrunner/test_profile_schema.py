@@ -60,7 +60,7 @@ def test_missing_profile_lists_the_shipped_ones(tmp_path: Path):
         load_profile("no-such-profile")
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: [unclosed\n")
-    with pytest.raises(TargetError, match=r"bad.yaml: line \d+: not valid YAML"):
+    with pytest.raises(TargetError, match=r"bad.yaml: line \d+, column \d+: malformed YAML"):
         load_profile(bad)
 
 
@@ -125,7 +125,7 @@ def test_profile_mismatch_is_one_clear_line(profile, edit, message):
 def test_malformed_bfrt_json(tmp_path: Path):
     path = tmp_path / "bf-rt.json"
     path.write_text("{")
-    with pytest.raises(TargetError, match=r"bf-rt.json: line 1: not valid JSON"):
+    with pytest.raises(TargetError, match=r"bf-rt.json: line 1, column 2: malformed JSON"):
         load_schema(path)
     path.write_text(json.dumps({"tables": [{"name": "x"}]}))
     with pytest.raises(TargetError, match=r"tables\[0\]: malformed table"):

@@ -1,0 +1,91 @@
+"""Ctrl-C at any moment of a real ``netlock`` process: exit 130 within seconds, one line on
+stderr, no traceback, no worker process left behind.
+
+The terminal sends SIGINT to the whole foreground process group, so the tests start each
+command in its own group and signal the group.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = str(ROOT / "configs" / "micro-exclusive.yaml")
+EXIT_WITHIN_S = 5.0
+
+
+def _netlock() -> list[str]:
+    script = Path(sys.executable).parent / "netlock"
+    return [str(script)] if script.exists() else [shutil.which("netlock") or "netlock"]
+
+
+def _interrupt(args: list[str], after_s: float, cwd: Path,
+               workers: int = 0) -> tuple[int, str, float, list[int]]:
+    """Run ``netlock args``, wait ``after_s`` and until it has ``workers`` child processes,
+    send SIGINT to its process group; its exit code, stderr, seconds to exit after the signal,
+    and its descendants still alive afterwards."""
+    proc = subprocess.Popen([*_netlock(), *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        time.sleep(after_s)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        while len(children) < workers and time.monotonic() < deadline:
+            time.sleep(0.2)
+            children = psutil.Process(proc.pid).children(recursive=True)
+        assert len(children) >= workers, "the workers never started"
+        time.sleep(0.5 if workers else 0.0)
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    alive = []
+    for child in children:
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                alive.append(child.pid)
+                child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    return proc.returncode, err.decode(errors="replace"), took, alive
+
+
+def _assert_clean_interrupt(code: int, err: str, took: float, alive: list[int]) -> None:
+    assert "Traceback" not in err, err
+    assert code == 130, err
+    assert [line for line in err.splitlines() if line.strip()] == ["netlock: interrupted"], err
+    assert took < EXIT_WITHIN_S, f"{took:.1f} s to exit"
+    assert alive == []
+
+
+@pytest.mark.parametrize("after_s", [0.1, 0.4, 1.0])
+def test_interrupt_while_importing(tmp_path, after_s):
+    _assert_clean_interrupt(*_interrupt(["config", "check", CONFIG], after_s, tmp_path))
+
+
+def test_interrupt_a_simulation(tmp_path):
+    args = ["sim", CONFIG, "--engine", "simpy", "--set", "sim.duration_s=100", "--json"]
+    _assert_clean_interrupt(*_interrupt(args, 4.0, tmp_path))
+
+
+def test_interrupt_a_sweep_ends_its_workers(tmp_path):
+    """Points far longer than the test: without ending its workers the sweep would wait for
+    them (minutes), and without ignoring Ctrl-C in them they would print tracebacks."""
+    args = ["sweep", CONFIG, "--grid", "workload.think_time_us=0,10,20,30", "--set",
+            "sim.duration_s=100", "--workers", "2", "--engine", "simpy", "--out", "out",
+            "--json"]
+    _assert_clean_interrupt(*_interrupt(args, 1.0, tmp_path, workers=2))
+    assert not (tmp_path / "out" / "results.csv").exists()
