@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from netlock.config import Config
 from netlock.dataplane.layout import N_LOCK_COLS, N_OUT_COLS, N_REGION_COLS, N_SLOT_COLS
+from netlock.lockserver.layout import N_LK, N_NODE, N_Q
 from netlock.memory import Need
 from sim.clients import TXN_BATCH
-from sim.fast.lockserver import N_LK, N_NODE
 from sim.fast.state import N_CF, N_CI, N_RF, N_RI, txn_batch
 from sim.metrics import TXN_DTYPE, USE_DTYPE
 
@@ -61,7 +61,8 @@ def fast_client_bytes(longest: int, priorities: int) -> int:
     in_flight = longest + 2
     pool = 8 * in_flight * ((N_RI + N_RF + 1) * WORD + 7 * WORD)
     hops = 32 * in_flight * WORD
-    server = 4 * in_flight * (N_LK + 4 * priorities) * WORD + 8 * in_flight * N_NODE * WORD
+    server = (4 * in_flight * (N_LK + priorities * (3 * N_Q + 2)) * WORD
+              + 8 * in_flight * N_NODE * WORD)
     records = (longest + 1) * (USE_DTYPE.itemsize + TXN_DTYPE.itemsize)
     return rows + pool + hops + server + records
 

@@ -163,3 +163,25 @@ def test_after_a_switch_failure_the_servers_keep_granting_their_own_locks_during
     recovered = fail_us + lease_us + BACKOFF_US
     assert rate(switch_locks, recovered, 4000) > 0.9 * rate(server_locks, 1000, fail_us)
     assert result.summary["violations"] == 0
+
+
+@pytest.mark.parametrize(("mode", "restart_s"), [("backup", None), ("servers", None),
+                                                 ("stop", FAIL_S + 0.0002)])
+def test_no_switch_lock_is_granted_within_a_lease_of_the_failure(mode, restart_s):
+    """When the switch fails, clients still use what it granted, for as long as their
+    transactions last (think time, several locks each): whatever takes over must not grant
+    the switch's locks again until a lease has passed since the failure."""
+    restart = {} if restart_s is None else {"failures__switch_restart_s": restart_s}
+    model = build(failing(failures__switch_mode=mode, workload__think_time_us=100,
+                          workload__locks_per_txn=2, workload__locks=500,
+                          workload__mode="mixed", **restart))
+    model.run()
+    result = summarise(model, 0.0)
+    switch_locks = set(model.plan.entries.lock_id.tolist())
+    granted = result.requests
+    early = granted[(granted["t_us"] >= FAIL_S * 1e6) & (granted["t_us"] < FAIL_S * 1e6 + LEASE_US)
+                    & granted["lock"].isin(switch_locks)]
+    assert early.empty, f"{len(early)} grants of switch locks within a lease of the failure"
+    late = granted[granted["t_us"] >= FAIL_S * 1e6 + 2 * LEASE_US]
+    assert late["lock"].isin(switch_locks).any(), "the switch's locks are served again"
+    assert result.summary["violations"] == 0
