@@ -45,10 +45,15 @@ def register(app: typer.Typer) -> None:
         only: Annotated[list[str] | None, typer.Option(
             "--only", help="Run only these suites (repeatable).")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+        check: Annotated[bool, typer.Option(
+            "--check", help="Exit 1 when a target is missed or a consistency check fails.")]
+        = False,
     ) -> None:
         """Run the performance benchmarks, each beside its baseline in the same run.
 
-        Exits 1 when a target is missed or a consistency check (e.g. engines agreeing) fails.
+        Misses (a target not reached, a consistency check such as the engines agreeing that
+        fails) are marked in the table and named on stderr; with --check they also make the
+        exit status 1 (timings depend on the machine and its load).
 
         Example: netlock bench --quick --only planner
         """
@@ -75,4 +80,5 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"netlock bench: {len(failed)} benchmark(s) missed their target or "
                        f"failed a check: {', '.join(r.suite + '/' + r.name for r in failed)}",
                        err=True)
-            raise typer.Exit(1)
+            if check:
+                raise typer.Exit(1)
