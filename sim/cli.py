@@ -1,4 +1,5 @@
-"""Commands contributed by ``sim``: ``netlock sim`` (one run) and ``netlock sweep`` (a grid)."""
+"""Commands contributed by ``sim``: ``netlock sim`` (one run), ``netlock sweep`` (a grid) and
+``netlock paper`` (a figure of the paper)."""
 
 from __future__ import annotations
 
@@ -168,5 +169,8 @@ def sweep_command(
 
 def register(app: typer.Typer) -> None:
     """Add ``sim`` and ``sweep`` to the ``netlock`` app."""
+    from sim.paper.cli import register as register_paper
+
     app.command("sim")(sim_command)
     app.command("sweep")(sweep_command)
+    register_paper(app)

@@ -179,21 +179,23 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
         for point in todo:
             finished(point, run_point(point.config))
     else:
-        _run_in_processes(todo, workers, finished)
+        run_in_processes(todo, workers, finished)
     table = results_table(points, rows)
     write_table(table, out)
     return table
 
 
-def _run_in_processes(todo: list[Point], workers: int,
-                      finished: Callable[[Point, dict[str, Any]], None]) -> None:
-    """Run the points in ``workers`` processes. If the sweep stops early (Ctrl-C, a point's
-    error) the points not started are cancelled and the workers ended at once: only the
-    points they were running are lost."""
+def run_in_processes(todo: list[Point], workers: int,
+                     finished: Callable[[Point, dict[str, Any]], None],
+                     measure: Callable[[Config], dict[str, Any]] = run_point) -> None:
+    """Run ``measure`` on the points' configs in ``workers`` processes (``measure`` must be
+    a module-level function). If the sweep stops early (Ctrl-C, a point's error) the points
+    not started are cancelled and the workers ended at once: only the points they were
+    running are lost."""
     others = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_leave_interrupts_to_sweep)
     try:
-        running: dict[Future, Point] = {pool.submit(run_point, p.config): p for p in todo}
+        running: dict[Future, Point] = {pool.submit(measure, p.config): p for p in todo}
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:

@@ -1,0 +1,97 @@
+"""``netlock paper FIG``: run one of the paper's figures (or all) and write its CSV, PNG and
+JSON; ``--json`` prints the figure's points and checks as one object."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option
+from netlock.errors import ConfigError
+
+from .experiments import FIGURES, figure, names, run_figure, runnable, write_index
+from .spec import SCALES
+
+JsonOpt = json_option("progress and the checks go to")
+
+
+@guarded
+def paper_command(
+    fig: Annotated[str, typer.Argument(
+        metavar="FIG", help=f"figure to run: {', '.join(names())} or all")],
+    scale: Annotated[str, typer.Option(
+        "--scale", help="small (seconds, for tests) or full (the paper's ranges)")] = "small",
+    out: Annotated[Path, typer.Option(
+        "--out", help="folder for FIG.csv, FIG.png and FIG.json",
+        rich_help_panel=OUTPUT_PANEL)] = Path("results/paper"),
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="local worker processes (default: the CPU count)", min=1)] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Reproduce a figure of the NetLock paper's evaluation from configs/paper/FIG.yaml and
+    check the qualitative outcome its text states (exit 1 if a check fails).
+
+    Example:
+
+        netlock paper fig14b --scale small --out results/paper --json
+
+        netlock paper all --scale full --workers 2
+    """
+    if scale not in SCALES:
+        raise ConfigError(f"--scale: expected one of {', '.join(SCALES)}, got {scale!r}")
+    todo = runnable() if fig == "all" else [figure(fig).name]
+    n_workers = workers or max(1, os.cpu_count() or 1)
+    console = Console(stderr=True)
+    docs: list[dict[str, Any]] = []
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  transient=as_json) as bar:
+        for name in todo:
+            task = bar.add_task(name, total=None)
+            made = {"command": f"netlock paper {name} --scale {scale} --workers {n_workers}",
+                    "date": date.today().isoformat(), "commit": _commit()}
+            result = run_figure(name, scale, n_workers, out,
+                                progress=lambda d, t, task=task: bar.update(
+                                    task, completed=d, total=t), provenance=made)
+            write_index(out)
+            docs.append(result.to_json())
+            for check in result.checks:
+                mark = "[green]holds[/]" if check.holds else "[red]FAILS[/]"
+                console.print(f"  {name}: {mark} {check.claim} ({check.detail})",
+                              highlight=False)
+    if as_json:
+        emit_json(docs[0] if fig != "all" else {"figures": docs, "scale": scale,
+                                                 "wall_s": sum(d["wall_s"] for d in docs)})
+    else:
+        for doc in docs:
+            console.print(f"{doc['figure']}: {len(doc['points'])} points, "
+                          f"{doc['wall_s']:.1f} s -> {out / (doc['figure'] + '.png')}")
+    if not all(d["holds"] for d in docs):
+        raise typer.Exit(1)
+
+
+def _commit() -> str:
+    """The checkout's commit (``+dirty`` with uncommitted changes), or ``unknown``."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here,
+                              capture_output=True, text=True, timeout=10, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=here, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("paper")(paper_command)
+
+
+__all__ = ["FIGURES", "register"]

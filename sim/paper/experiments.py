@@ -1,0 +1,165 @@
+"""The paper's figures by name, and running one: points -> table, checks, PNG, CSV, JSON.
+
+``run_figure("fig14b", "small", workers=2, out="results/paper")`` runs Figure 14b's
+experiment (``configs/paper/fig14b.yaml``) and writes ``fig14b.csv``, ``fig14b.png`` and
+``fig14b.json`` (atomically) under ``out``; the returned :class:`FigureResult` holds the
+same table and checks for notebooks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from netlock import atomic
+from netlock.errors import ConfigError
+
+from . import failure, memory, micro, policy
+from .figure import Check, Figure, Reserved
+from .run import run_points
+from .spec import CONFIG_DIR, load_experiment
+
+RESERVED = (
+    Reserved("fig10", "Figure 10: NetLock vs DSLR, DrTM, NetChain (10 clients, 2 lock servers)",
+             "the DSLR, DrTM and NetChain lock managers"),
+    Reserved("fig11", "Figure 11: NetLock vs DSLR, DrTM, NetChain (6 clients, 6 lock servers)",
+             "the DSLR, DrTM and NetChain lock managers"),
+)
+ORDER = ("fig8a", "fig8b", "fig8cd", "fig9", "fig10", "fig11", "fig12a", "fig12b", "fig13",
+         "fig14a", "fig14b", "fig15", "st")
+_ALL = {f.name: f for f in (*micro.FIGURES, *policy.FIGURES, *memory.FIGURES,
+                            *failure.FIGURES, *RESERVED)}
+FIGURES: dict[str, Figure | Reserved] = {name: _ALL[name] for name in ORDER}
+
+
+def names() -> list[str]:
+    """Every figure name, in the paper's order (section 4.5's analysis last)."""
+    return list(FIGURES)
+
+
+def runnable() -> list[str]:
+    return [n for n, f in FIGURES.items() if isinstance(f, Figure)]
+
+
+@dataclass
+class FigureResult:
+    """One figure's run: its table (one row per plotted point), extra tables, the paper's
+    qualitative outcomes checked, and the files written."""
+
+    figure: Figure
+    scale: str
+    table: pd.DataFrame
+    extra: dict[str, pd.DataFrame]
+    checks: list[Check]
+    wall_s: float
+    files: list[Path]
+    provenance: dict[str, Any]
+    """Where the run was made (commit, command, date), as the caller knows it."""
+
+    @property
+    def holds(self) -> bool:
+        return all(c.holds for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "figure": self.figure.name,
+            "title": self.figure.title,
+            "section": self.figure.section,
+            "scale": self.scale,
+            "points": _records(self.table),
+            "checks": [c.to_dict() for c in self.checks],
+            "holds": self.holds,
+            "wall_s": self.wall_s,
+            "provenance": self.provenance,
+        }
+        doc.update({name: _records(t) for name, t in self.extra.items()})
+        return doc
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    return json.loads(table.to_json(orient="records"))
+
+
+def figure(name: str) -> Figure:
+    """The figure called ``name``; an unknown or not-yet-runnable name is a ConfigError."""
+    found = FIGURES.get(name)
+    if found is None:
+        raise ConfigError(f"FIG: unknown figure {name!r} (expected one of "
+                          f"{', '.join(names())} or all)")
+    if isinstance(found, Reserved):
+        raise ConfigError(f"{name}: {found.title} needs {found.needs}, which this version "
+                          f"does not model yet")
+    return found
+
+
+def run_figure(name: str, scale: str = "small", workers: int = 1,
+               out: str | Path | None = None, config_dir: Path = CONFIG_DIR,
+               progress: Callable[[int, int], None] | None = None,
+               overrides: dict[str, Any] | None = None,
+               provenance: dict[str, Any] | None = None) -> FigureResult:
+    """Run figure ``name`` at ``scale`` on ``workers`` processes; with ``out``, write
+    ``FIG.csv``, ``FIG.png``, ``FIG.json`` (and ``FIG-<extra>.csv``) there."""
+    fig = figure(name)
+    experiment = load_experiment(name, scale, config_dir, overrides)
+    t0 = time.perf_counter()
+    results = run_points(experiment, workers, progress)
+    table = fig.table(experiment, results)
+    extra = fig.extra(experiment, results)
+    result = FigureResult(fig, scale, table, extra, fig.checks(table),
+                          time.perf_counter() - t0, [], provenance or {})
+    if out is not None:
+        result.files = write(result, Path(out))
+    return result
+
+
+def write_index(out: Path) -> Path:
+    """``out/README.md``: every figure whose JSON is in ``out``, in the paper's order, with
+    its PNG, the command that made it, its wall time, commit and checks."""
+    docs = []
+    for name in names():
+        path = out / f"{name}.json"
+        if path.exists():
+            docs.append(json.loads(path.read_text()))
+    lines = ["# The NetLock paper's figures, reproduced", "",
+             "Made by `netlock paper` (see the repository README); each figure's points are in",
+             "its CSV and JSON beside the PNG. The checks are the qualitative outcomes the",
+             "paper's text states for the figure, tested on these runs.", ""]
+    for doc in docs:
+        made = doc.get("provenance", {})
+        lines += [f"## {doc['title']} (section {doc['section']})", "",
+                  f"![{doc['figure']}]({doc['figure']}.png)", "",
+                  f"`{made.get('command', 'netlock paper ' + doc['figure'])}`: "
+                  f"{doc['wall_s']:.0f} s of wall time, scale {doc['scale']}, commit "
+                  f"{made.get('commit', 'unknown')}, {made.get('date', '')}", ""]
+        lines += [f"- {'holds' if c['holds'] else '**fails**'}: {c['claim']} ({c['detail']})"
+                  for c in doc["checks"]]
+        lines.append("")
+    path = out / "README.md"
+    atomic.write_text(path, "\n".join(lines))
+    return path
+
+
+def write(result: FigureResult, out: Path) -> list[Path]:
+    """The figure's CSV, PNG and JSON under ``out`` (each written atomically)."""
+    out.mkdir(parents=True, exist_ok=True)
+    name = result.figure.name
+    files = [out / f"{name}.csv", out / f"{name}.png", out / f"{name}.json"]
+    atomic.write_with(files[0], lambda tmp: result.table.to_csv(tmp, index=False))
+    drawing = result.figure.plot(result.table, result.extra)
+    try:
+        atomic.write_with(files[1], lambda tmp: drawing.savefig(tmp, format="png", dpi=130))
+    finally:
+        plt.close(drawing)
+    atomic.write_text(files[2], json.dumps(result.to_json(), indent=1) + "\n")
+    for extra, table in result.extra.items():
+        path = out / f"{name}-{extra}.csv"
+        atomic.write_with(path, lambda tmp, t=table: t.to_csv(tmp, index=False))
+        files.append(path)
+    return files

@@ -1,0 +1,159 @@
+"""Section 6.4's memory management (Figure 13: knapsack vs random allocation; Figure 14:
+switch memory against think time and against the allocation policy) and section 4.5's
+analysis that S slots held T us each serve at most S/T requests/s."""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure as MplFigure
+
+from . import plotting as p
+from .figure import Check, Figure, cdf_table, falling, rising, safe_and_live, summary_table
+
+POLICY = "policy.allocation"
+SLOTS = "switch.slots"
+THINK = "workload.think_time_us"
+FLAT = 0.05
+"""How much "does not grow" may move (relative to the smallest memory)."""
+
+
+def _fig13_checks(table: pd.DataFrame) -> list[Check]:
+    t = table.set_index(POLICY)
+    k, r = t.loc["knapsack"], t.loc["random"]
+    return [
+        Check("knapsack serves more requests in the switch than random",
+              k["switch_rps"] > 2 * r["switch_rps"],
+              f"switch {k['switch_rps']:,.0f} vs {r['switch_rps']:,.0f} requests/s"),
+        Check("knapsack improves the total throughput",
+              k["throughput_rps"] > r["throughput_rps"],
+              f"{k['throughput_rps']:,.0f} vs {r['throughput_rps']:,.0f} requests/s"),
+        Check("knapsack lowers latency, at the mean and at the tail",
+              k["latency_mean_us"] < r["latency_mean_us"] and
+              k["latency_p99_us"] < r["latency_p99_us"] and
+              k["latency_p999_us"] < r["latency_p999_us"],
+              f"mean {k['latency_mean_us']:.1f} vs {r['latency_mean_us']:.1f} us, p99 "
+              f"{k['latency_p99_us']:.1f} vs {r['latency_p99_us']:.1f} us, p99.9 "
+              f"{k['latency_p999_us']:.1f} vs {r['latency_p999_us']:.1f} us"),
+        safe_and_live(table),
+    ]
+
+
+def _fig13_plot(table: pd.DataFrame, cdf: pd.DataFrame) -> MplFigure:
+    fig, (left, right) = p.axes("Figure 13: knapsack vs random memory allocation (TPC-C)",
+                                "allocation", "throughput (M lock requests/s)", ncols=2)
+    t = table.set_index(POLICY)
+    names = list(t.index)
+    left.bar(names, t["switch_rps"], label="lock switch")
+    left.bar(names, t["server_rps"], bottom=t["switch_rps"], label="lock servers")
+    left.set_title("(a) throughput and where it is served", fontsize=10)
+    p.millions(left)
+    p.legend(left)
+    for (policy, rows), style in zip(cdf.groupby(POLICY), ("-", "--"), strict=False):
+        right.plot(rows["latency_us"], rows["q"], style, label=policy)
+    right.set_xscale("log")
+    right.set_xlabel("request latency (us)")
+    right.set_ylabel("CDF")
+    right.set_ylim(0, 1.01)
+    right.set_title("(b) latency CDF", fontsize=10)
+    p.legend(right)
+    return p.finish(fig)
+
+
+def _fig14a_checks(table: pd.DataFrame) -> list[Check]:
+    thinks = sorted(table[THINK].unique())
+    zero = table[table[THINK] == thinks[0]].sort_values(SLOTS)
+    longest = table[table[THINK] == thinks[-1]].sort_values(SLOTS)
+    rps = zero["throughput_rps"].tolist()
+    return [
+        Check("at think time 0 throughput grows with switch memory",
+              rising(rps) and rps[-1] > 1.1 * rps[0],
+              f"{rps[0]:,.0f} -> {rps[-1]:,.0f} requests/s"),
+        Check("with the longest think time throughput is much lower",
+              longest["throughput_rps"].iloc[-1] < 0.6 * rps[-1],
+              f"{longest['throughput_rps'].iloc[-1]:,.0f} at think {thinks[-1]:g} us vs "
+              f"{rps[-1]:,.0f} at 0, most memory"),
+        safe_and_live(table),
+    ]
+
+
+def _fig14b_checks(table: pd.DataFrame) -> list[Check]:
+    k = table[table[POLICY] == "knapsack"].sort_values(SLOTS)["throughput_rps"].tolist()
+    r = table[table[POLICY] == "random"].sort_values(SLOTS)["throughput_rps"].tolist()
+    spread = (max(r) - min(r)) / r[0]
+    return [
+        Check("knapsack: throughput rises with memory", rising(k) and k[-1] > 1.1 * k[0],
+              f"{k[0]:,.0f} -> {k[-1]:,.0f} requests/s"),
+        Check("random: more memory does not improve throughput", spread <= FLAT,
+              f"{min(r):,.0f}-{max(r):,.0f} requests/s ({spread:.1%})"),
+        safe_and_live(table),
+    ]
+
+
+def _lines_vs_slots(table: pd.DataFrame, key: str, label, title: str) -> MplFigure:
+    fig, (ax,) = p.axes(title, "switch memory (queue slots)", "throughput (M lock requests/s)")
+    for (value, rows), marker in zip(table.groupby(key, sort=True), p.markers(), strict=False):
+        rows = rows.sort_values(SLOTS)
+        ax.plot(rows[SLOTS], rows["throughput_rps"], marker=marker, label=label(value))
+    ax.set_xscale("symlog", linthresh=max(1, table[table[SLOTS] > 0][SLOTS].min()))
+    p.millions(ax)
+    p.from_zero(ax)
+    p.legend(ax)
+    return p.finish(fig)
+
+
+def _st_table(experiment, results) -> pd.DataFrame:
+    t = summary_table(experiment, results)
+    t["bound_rps"] = t[SLOTS] / (t["hold_time_us"] / 1e6)
+    t["switch_over_bound"] = t["switch_rps"] / t["bound_rps"]
+    return t
+
+
+def _st_checks(table: pd.DataFrame) -> list[Check]:
+    worst = table["switch_over_bound"].max()
+    checks = [Check("the switch never serves more than S/T requests/s", worst <= 1.05,
+                    f"largest switch rate / (S/T): {worst:.2f}")]
+    for slots, rows in table.groupby(SLOTS):
+        rps = rows.sort_values(THINK)["switch_rps"].tolist()
+        checks.append(Check(f"{slots} slots: longer holds serve fewer requests",
+                            falling(rps) and rps[-1] < 0.6 * rps[0],
+                            f"{rps[0]:,.0f} -> {rps[-1]:,.0f} requests/s"))
+    for think, rows in table.groupby(THINK):
+        rps = rows.sort_values(SLOTS)["switch_rps"].tolist()
+        checks.append(Check(f"think time {think:g} us: more slots serve more requests",
+                            rising(rps) and rps[-1] > rps[0],
+                            f"{rps[0]:,.0f} -> {rps[-1]:,.0f} requests/s"))
+    checks.append(safe_and_live(table))
+    return checks
+
+
+def _st_plot(table: pd.DataFrame) -> MplFigure:
+    fig, (ax,) = p.axes("Section 4.5: S slots held T us serve at most S/T requests/s",
+                        "slot hold time T (us)", "switch throughput (M lock requests/s)")
+    for (slots, rows), marker in zip(table.groupby(SLOTS), p.markers(), strict=False):
+        rows = rows.sort_values("hold_time_us")
+        line, = ax.plot(rows["hold_time_us"], rows["switch_rps"], marker=marker,
+                        label=f"measured, S = {slots:,}")
+        ax.plot(rows["hold_time_us"], rows["bound_rps"], ":", color=line.get_color(),
+                label=f"S/T, S = {slots:,}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    p.millions(ax)
+    p.legend(ax)
+    return p.finish(fig)
+
+
+FIGURES = [
+    Figure("fig13", "Figure 13: knapsack vs random allocation", "6.4", summary_table,
+           _fig13_checks, lambda t, x: _fig13_plot(t, x["cdf"]),
+           extra=lambda e, r: {"cdf": cdf_table(e, r)}),
+    Figure("fig14a", "Figure 14a: switch memory x think time", "6.4", summary_table,
+           _fig14a_checks,
+           lambda t, x: _lines_vs_slots(t, THINK, lambda v: f"think time {v:g} us",
+                                     "Figure 14a: switch memory x think time (TPC-C)")),
+    Figure("fig14b", "Figure 14b: switch memory x allocation policy", "6.4", summary_table,
+           _fig14b_checks,
+           lambda t, x: _lines_vs_slots(t, POLICY, str,
+                                     "Figure 14b: switch memory x allocation (TPC-C)")),
+    Figure("st", "Section 4.5: switch throughput is bounded by S/T", "4.5", _st_table,
+           _st_checks, lambda t, x: _st_plot(t)),
+]

@@ -1,0 +1,134 @@
+"""``netlock paper``: one figure end to end from the command line, its files and JSON; bad
+figure names and scales; and the figures' checks fail on tables that contradict the paper.
+
+The figures' experiments themselves run at small scale in ``test_paper_notebooks.py``."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from netlock.errors import ConfigError
+from sim.paper import names, runnable
+from sim.paper.cli import register
+from sim.paper.experiments import figure
+from sim.paper.spec import load_experiment
+from tests.sim.helpers import ROOT
+
+
+def paper_app() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+    app.command("noop", hidden=True)(lambda: None)
+    return app
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(paper_app(), ["paper", *args])
+
+
+def test_one_figure_writes_csv_png_json_and_prints_one_json_object(tmp_path):
+    result = invoke("fig12a", "--scale", "small", "--out", str(tmp_path), "--workers", "1",
+                    "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["figure"] == "fig12a" and doc["scale"] == "small" and doc["holds"]
+    assert {"t_s", "tenant", "granted_rps", "tenants[1].priority"} <= set(doc["points"][0])
+    assert [c["holds"] for c in doc["checks"]] == [True] * len(doc["checks"])
+    assert doc == json.loads((tmp_path / "fig12a.json").read_text()) | {"wall_s": doc["wall_s"]}
+    assert len(pd.read_csv(tmp_path / "fig12a.csv")) == len(doc["points"])
+    assert (tmp_path / "fig12a.png").read_bytes()[:4] == b"\x89PNG"
+    index = (tmp_path / "README.md").read_text()
+    assert "![fig12a](fig12a.png)" in index and "netlock paper fig12a --scale small" in index
+    assert doc["provenance"]["command"].startswith("netlock paper fig12a")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fig10"], "needs the DSLR, DrTM and NetChain lock managers"),
+    (["fig99"], "unknown figure 'fig99'"),
+    (["fig8a", "--scale", "huge"], "--scale: expected one of small, full"),
+])
+def test_bad_figure_or_scale_is_one_line_and_exit_2(args, message):
+    result = invoke(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_every_figure_has_an_experiment_file_with_both_scales():
+    for name in runnable():
+        for scale in ("small", "full"):
+            experiment = load_experiment(name, scale)
+            assert experiment.points, (name, scale)
+    assert {"fig10", "fig11"} <= set(names()) - set(runnable())
+
+
+def test_an_experiment_file_error_names_the_file_and_field(tmp_path):
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "fig8a.yaml").write_text(
+        f"config: {ROOT / 'configs' / 'micro-shared.yaml'}\n"
+        "small:\n  grid: {workload.locks: 7}\n")
+    with pytest.raises(ConfigError, match=r"fig8a.yaml: small.grid: workload.locks: expected"):
+        load_experiment("fig8a", "small", tmp_path)
+
+
+def held(name: str, table: pd.DataFrame) -> list[bool]:
+    return [c.holds for c in figure(name).checks(table)]
+
+
+def test_fig15_checks_fail_when_the_stopped_switch_grants_or_never_recovers():
+    t = [0.001 * i for i in range(30)]
+    good = [10.0 if (s < 0.01 or s >= 0.02) else 0.0 for s in t]
+    frame = lambda rates: pd.DataFrame({"t_s": t, "tenant": 0, "granted_rps": rates,  # noqa: E731
+                                        "fail_s": 0.01, "restart_s": 0.02,
+                                        "violations": 0, "stalled": 0})
+    assert all(held("fig15", frame(good)))
+    leaky = [r if not 0.012 < s < 0.018 else 1.0 for s, r in zip(t, good, strict=True)]
+    assert held("fig15", frame(leaky))[0] is False
+    stuck = [r if s < 0.02 else 2.0 for s, r in zip(t, good, strict=True)]
+    assert held("fig15", frame(stuck))[1] is False
+
+
+def test_fig14b_checks_fail_when_random_grows_or_knapsack_is_flat():
+    def frame(knapsack, random):
+        rows = [{"switch.slots": s, "policy.allocation": p, "throughput_rps": v,
+                 "violations": 0, "stalled": 0}
+                for p, values in (("knapsack", knapsack), ("random", random))
+                for s, v in zip((0, 1000, 100000), values, strict=True)]
+        return pd.DataFrame(rows)
+
+    assert all(held("fig14b", frame([10, 14, 15], [10, 10, 10.1])))
+    assert held("fig14b", frame([10, 10, 10.2], [10, 10, 10.1]))[0] is False
+    assert held("fig14b", frame([10, 14, 15], [10, 12, 14]))[1] is False
+
+
+def test_fig12a_checks_fail_without_a_priority_effect():
+    rows = [{"tenants[1].priority": p, "t_s": 0.001 * i, "tenant": tenant,
+             "granted_rps": 0.0 if tenant == 1 and i < 2 else 5.0,
+             "violations": 0, "stalled": 0}
+            for p in (1, 0) for i in range(10) for tenant in (0, 1)]
+    assert held("fig12a", pd.DataFrame(rows))[:2] == [True, False]
+
+
+def test_safety_or_liveness_failures_fail_every_figure_check():
+    rows = pd.DataFrame({"clients.machines": [1, 12], "throughput_rps": [1.0, 12.0],
+                         "latency_p50_us": [5.0, 5.0], "violations": [0, 1], "stalled": [0, 0]})
+    assert held("fig8a", rows) == [True, True, False]
+
+
+def test_rising_and_falling_allow_only_their_slack():
+    from sim.paper.figure import falling, rising
+
+    assert rising([1.0, 2.0, 1.99, 3.0]) and not rising([1.0, 2.0, 1.9])
+    assert falling([600.0, 200.0, 5.42, 5.34, 5.4]) and not falling([5.0, 5.3])
+
+
+def test_fig8cd_checks_fail_when_latency_rises_with_the_locks():
+    rows = pd.DataFrame({"workload.locks": [1, 10, 100], "throughput_rps": [1.0, 5.0, 10.0],
+                         "latency_mean_us": [600.0, 50.0, 5.0], "violations": 0, "stalled": 0})
+    assert held("fig8cd", rows) == [True, True, True]
+    rows["latency_mean_us"] = [600.0, 700.0, 5.0]
+    assert held("fig8cd", rows)[1] is False
