@@ -4,8 +4,6 @@ JSON; ``--json`` prints the figure's points and checks as one object."""
 from __future__ import annotations
 
 import os
-import subprocess
-from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +15,7 @@ from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option
 from netlock.errors import ConfigError
 
 from .experiments import FIGURES, figure, names, run_figure, runnable, write_index
+from .provenance import made
 from .spec import SCALES
 
 JsonOpt = json_option("progress and the checks go to")
@@ -55,11 +54,10 @@ def paper_command(
                   transient=as_json) as bar:
         for name in todo:
             task = bar.add_task(name, total=None)
-            made = {"command": f"netlock paper {name} --scale {scale} --workers {n_workers}",
-                    "date": date.today().isoformat(), "commit": _commit()}
             result = run_figure(name, scale, n_workers, out,
                                 progress=lambda d, t, task=task: bar.update(
-                                    task, completed=d, total=t), provenance=made)
+                                    task, completed=d, total=t),
+                                provenance=made(name, scale, n_workers))
             write_index(out)
             docs.append(result.to_json())
             for check in result.checks:
@@ -75,19 +73,6 @@ def paper_command(
                           f"{doc['wall_s']:.1f} s -> {out / (doc['figure'] + '.png')}")
     if not all(d["holds"] for d in docs):
         raise typer.Exit(1)
-
-
-def _commit() -> str:
-    """The checkout's commit (``+dirty`` with uncommitted changes), or ``unknown``."""
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here,
-                              capture_output=True, text=True, timeout=10, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=here, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def register(app: typer.Typer) -> None:

@@ -95,6 +95,10 @@ def _lines_vs_slots(table: pd.DataFrame, key: str, label, title: str) -> MplFigu
         rows = rows.sort_values(SLOTS)
         ax.plot(rows[SLOTS], rows["throughput_rps"], marker=marker, label=label(value))
     ax.set_xscale("symlog", linthresh=max(1, table[table[SLOTS] > 0][SLOTS].min()))
+    slots = sorted(table[SLOTS].unique())
+    ax.set_xticks(slots, [f"{s / 1000:g}K" if s >= 1000 else f"{s:g}" for s in slots],
+                  fontsize=8)
+    ax.minorticks_off()
     p.millions(ax)
     p.from_zero(ax)
     p.legend(ax)

@@ -101,7 +101,7 @@ def _fig9_checks(table: pd.DataFrame) -> list[Check]:
                             "switch / server: " + ", ".join(
                                 f"{c} cores {r:.1f}x" for c, r in ratios.items())))
         rps = server.sort_index()["throughput_rps"].tolist()
-        checks.append(Check(f"{workload}: a lock server gains with cores (it is saturated)",
+        checks.append(Check(f"{workload}: a lock server gains with cores",
                             rising(rps) and rps[-1] > 1.5 * rps[0],
                             f"{rps[0]:,.0f} -> {rps[-1]:,.0f} requests/s"))
     checks.append(safe_and_live(table))
@@ -112,14 +112,15 @@ def _fig9_plot(table: pd.DataFrame) -> MplFigure:
     workloads = list(dict.fromkeys(table["workload"]))
     fig, panels = p.axes("Figure 9: a lock switch vs a lock server (10 client machines)",
                          "lock server cores", "throughput (M lock requests/s)",
-                         ncols=len(workloads), width=4.2)
+                         ncols=len(workloads), width=4.2, sharey=True)
     for ax, workload in zip(panels, workloads, strict=True):
         part = table[table["workload"] == workload]
         for (manager, rows), marker in zip(part.groupby("manager"), p.markers(), strict=False):
             rows = rows.sort_values("servers.cores")
             ax.plot(rows["servers.cores"], rows["throughput_rps"], marker=marker, label=manager)
         ax.set_title(workload, fontsize=10)
-        ax.set_yscale("log")
+        p.millions(ax)
+        p.from_zero(ax)
         ax.set_xticks(sorted(part["servers.cores"].unique()))
     p.legend(panels[0])
     return p.finish(fig)

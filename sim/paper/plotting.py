@@ -20,10 +20,11 @@ MARKERS = "osD^vx*"
 
 
 def axes(title: str, xlabel: str, ylabel: str, ncols: int = 1,
-         width: float = 6.4) -> tuple[Figure, list[Axes]]:
-    """A figure of ``ncols`` panels sharing a title; the first panel gets the labels."""
+         width: float = 6.4, sharey: bool = False) -> tuple[Figure, list[Axes]]:
+    """A figure of ``ncols`` panels sharing a title; the first panel gets the labels;
+    ``sharey`` for panels whose values are compared across panels."""
     fig, panels = plt.subplots(1, ncols, figsize=(width * ncols if ncols > 1 else width, 4.2),
-                               squeeze=False)
+                               squeeze=False, sharey=sharey)
     fig.suptitle(title, fontsize=12)
     ax_list = list(panels[0])
     for ax in ax_list:

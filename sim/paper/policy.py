@@ -23,7 +23,7 @@ def _series_plot(table: pd.DataFrame, key: str, labels: dict, title: str,
                  tenant_names: dict[int, str]) -> MplFigure:
     values = list(dict.fromkeys(table[key]))
     fig, panels = p.axes(title, "time (ms)", "throughput (M lock requests/s)",
-                         ncols=len(values), width=4.8)
+                         ncols=len(values), width=4.8, sharey=True)
     for ax, value in zip(panels, values, strict=True):
         part = table[table[key] == value]
         for (tenant, rows), marker in zip(part.groupby("tenant"), p.markers(), strict=False):
