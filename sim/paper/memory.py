@@ -136,9 +136,9 @@ def _st_plot(table: pd.DataFrame) -> MplFigure:
     for (slots, rows), marker in zip(table.groupby(SLOTS), p.markers(), strict=False):
         rows = rows.sort_values("hold_time_us")
         line, = ax.plot(rows["hold_time_us"], rows["switch_rps"], marker=marker,
-                        label=f"measured, S = {slots:,}")
-        ax.plot(rows["hold_time_us"], rows["bound_rps"], ":", color=line.get_color(),
-                label=f"S/T, S = {slots:,}")
+                        label=f"S = {slots:,} slots")
+        ax.plot(rows["hold_time_us"], rows["bound_rps"], ":", color=line.get_color())
+    ax.plot([], [], ":", color="grey", label="S/T (dotted, same colour)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     p.millions(ax)
