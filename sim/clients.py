@@ -99,15 +99,28 @@ class TxnSource:
 
 
 class Rack:
-    """What a client needs from the rest of the model: clock, network, recorder, manager."""
+    """What a client needs from the rest of the model: clock, network, recorder, and the
+    lock manager's entry point (:class:`sim.managers.base.LockManager`): its
+    ``packet_handlers``, ``entry_hops`` (1: packets cross a hop to the ToR; 0: the manager
+    runs in the client's own library) and, if it has one, its ``backoff_us(client)`` rule
+    for the wait before an aborted transaction is retried (else the client's rule of
+    :func:`netlock.client.backoff_slots`)."""
 
     def __init__(self, engine: Engine, network: Network, recorder: Recorder,
-                 packet_handlers: list) -> None:
+                 manager: Any) -> None:
         self.engine = engine
         self.network = network
         self.recorder = recorder
-        self.packet_handlers = packet_handlers
+        self.packet_handlers = manager.packet_handlers
+        self.entry_hops = manager.entry_hops
+        self.entry_hop = network.hop if manager.entry_hops else _no_hop
+        self.backoff_us = getattr(manager, "backoff_us", None)
         self.next_rid = 0
+
+
+def _no_hop() -> float:
+    """The delay into a lock manager that runs in the client's library (us)."""
+    return 0.0
 
 
 class Client:
@@ -128,7 +141,7 @@ class Client:
         self.txns = txns
         self.p = params
         self.instant = params.think_us <= 0 and params.fetch_hops == 0
-        self.fast = self.instant and params.gap_per_lock_us <= 0
+        self.fast = self.instant and params.gap_per_lock_us <= 0 and rack.entry_hops == 1
         self.lease_us = params.lease_us
         self.timeout_one_us = attempt_timeout_us(1, params.timeout_us, params.think_us,
                                                  params.lease_us)
@@ -203,7 +216,7 @@ class Client:
         t = machine.free_at
         if t < now:
             t = now
-        hop = self.network.hop
+        hop = self.rack.entry_hop
         lossy = self.lossy
         handlers = self.rack.packet_handlers
         up = machine.up
@@ -231,9 +244,11 @@ class Client:
         if first is not None:
             self.deliver_at(first, handlers, up.arrival(last + delay))
 
-    def receive(self, req: Req, t: float, granted_at: float) -> None:
+    def receive(self, req: Req, t: float, granted_at: float,
+                lease_us: float | None = None) -> None:
         """A grant made at ``granted_at`` will reach this client at ``t`` over its FIFO
-        down link; the lock manager's lease runs from ``granted_at``.
+        down link; the lock manager's lease runs from ``granted_at`` for ``lease_us`` (a
+        design's own lease for this grant; default: the rack's).
 
         The lock manager calls this instead of scheduling the delivery itself. When the
         grant completes a one-lock attempt and the client commits and starts its next
@@ -242,7 +257,8 @@ class Client:
         burst on a lossless network) because it runs once per request in the
         microbenchmark.
         """
-        req.lease_end = lease_end = (granted_at // 1.0) + self.lease_us
+        req.lease_end = lease_end = (granted_at // 1.0) + (
+            self.lease_us if lease_us is None or lease_us > self.lease_us else lease_us)
         down = self.machine.down
         if t < down.last:
             t = down.last
@@ -349,6 +365,14 @@ class Client:
             req.op = RELEASE
             self.send_burst([req], now)
 
+    def on_denied(self, req: Req) -> None:
+        """The lock manager refused ``req`` (a fail-and-retry design; an event): the
+        attempt it belongs to is given up like a timed-out one (what it holds is released,
+        the transaction is retried after a back-off)."""
+        if req.attempt == self.attempt and req.op == ACQUIRE and self.pending:
+            self.rec.denied += 1
+            self.abort(self.env._now)
+
     def on_defer(self, req: Req, wait_us: float) -> None:
         """The lock manager asks to resend ``req`` after ``wait_us`` (e.g. over quota)."""
         if req.attempt == self.attempt:
@@ -410,7 +434,9 @@ class Client:
         self.pending = 0
         self.deadline = math.inf
         p = self.p
-        wait = backoff_slots(p.seed, self.cid, self.aborts, p.backoff_slots) * p.backoff_slot_us
+        rule = self.rack.backoff_us
+        wait = (backoff_slots(p.seed, self.cid, self.aborts, p.backoff_slots) * p.backoff_slot_us
+                if rule is None else rule(self))
         self.aborts += 1
         if releases:
             self.send_burst(releases, now)

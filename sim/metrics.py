@@ -54,6 +54,8 @@ class Recorder:
         self.add_txn = self._txn_rows.append
         self.retries = 0
         self.stale_grants = 0
+        self.denied = 0
+        """Attempts given up because the lock manager refused one of their locks."""
         self.open_waits: list[tuple[int, float, float]] = []
         """At the end of a run: ``(lock, asked_us, end_us)`` of each lock a transaction
         still waited for (for the liveness checker)."""

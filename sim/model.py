@@ -15,7 +15,7 @@ import numpy as np
 
 from netlock.config import Config
 from netlock.errors import ConfigError
-from netlock.plan import Plan
+from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries
 from netlock.plan_io import load_plan
 from sim.allocation import (
     CoarseWorkload,
@@ -27,8 +27,10 @@ from sim.allocation import (
 )
 from sim.clients import Client, ClientParams, Rack, client_machines, make_clients
 from sim.engine import Engine
+from sim.managers.base import LockManager
+from sim.managers.context import ManagerContext
 from sim.managers.netlock.failures import schedule_failures
-from sim.managers.netlock.manager import NetLockManager
+from sim.managers.registry import make_manager
 from sim.metrics import Recorder
 from sim.network import Network
 from sim.replay import TraceWorkload
@@ -50,7 +52,7 @@ class Model:
     engine: Engine
     network: Network
     recorder: Recorder
-    manager: NetLockManager
+    manager: LockManager
     clients: list[Client]
     workload: Workload
     plan: Plan
@@ -69,7 +71,7 @@ class Model:
 
     def start(self, failures: bool = True) -> None:
         self.manager.start()
-        if failures:
+        if failures and self.config.manager.kind == "netlock":
             schedule_failures(self.manager, self.config.failures)
 
     def advance(self, until_us: float) -> None:
@@ -114,6 +116,9 @@ def build(config: Config) -> Model:
     measured from (:mod:`sim.allocation`).
     """
     spec = run_spec(config)
+    if config.manager.kind != "netlock":
+        return assemble(config, no_plan(config), Partition(config.servers.count),
+                        seed_key=config.sim.seed)
     if config.policy.plan:
         return assemble(config, *plan_from_file(config), seed_key=config.sim.seed)
     priorities = list(spec.priorities)
@@ -124,6 +129,21 @@ def build(config: Config) -> Model:
         trace = pilot_trace(config, trace, priorities, spec.hold_us)
     return assemble(config, *plan_from_trace(trace, config, spec.hold_us),
                     seed_key=config.sim.seed)
+
+
+def no_plan(config: Config) -> Plan:
+    """The plan of a design that allocates no NetLock switch memory: nothing in the switch,
+    no predicted rates."""
+    policy = config.policy.allocation
+    return Plan(geometry=config.geometry, policy=policy,
+                inputs=PlanInputs(slots=0, server_rate_rps=config.servers.capacity_rps,
+                                  lock_group=config.policy.coarse_group),
+                entries=SwitchEntries.empty(), partition=(),
+                summary=PlanSummary(policy=policy, slots_total=0, slots_used=0,
+                                    locks_total=0, locks_in_switch=0, total_rps=0.0,
+                                    switch_rps=0.0, server_rps=0.0, servers_needed=0,
+                                    server_rate=config.servers.capacity_rps,
+                                    rates="none"))
 
 
 def plan_from_file(config: Config) -> tuple[Plan, Partition]:
@@ -191,7 +211,8 @@ def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
 
 
 def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object) -> Model:
-    """Clients, network and NetLock for ``config`` with a given plan."""
+    """Clients, network and the lock manager ``manager.kind`` names for ``config`` (NetLock
+    with a given plan)."""
     wl = config.workload
     streams = np.random.SeedSequence(seed_key).spawn(3 + wl.clients)
     net_rng, start_rng, probe_rng = (np.random.default_rng(s) for s in streams[:3])
@@ -203,9 +224,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
     spec = run_spec(config)
     tenant_of = {t.id: t for t in config.tenants}
     tenants = list(config.client_tenants)
-    manager = NetLockManager(engine, network, config, plan, partition,
-                             grant_extra_hops=spec.grant_extra_hops)
-    rack = Rack(engine, network, recorder, manager.packet_handlers)
+    manager = make_manager(ManagerContext(engine, network, config, spec, plan, partition))
+    rack = Rack(engine, network, recorder, manager)
     cl = config.clients
     params = ClientParams(
         think_us=wl.think_time_us, lease_us=spec.client_lease_us,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from netlock.config.managers import SERVER_KINDS
 from netlock.config.schema import Config
 from netlock.config.typed import Problem
 
@@ -112,8 +113,25 @@ def _failures(cfg: Config) -> Problem | None:
     return None
 
 
+def _manager(cfg: Config) -> Problem | None:
+    kind = cfg.manager.kind
+    if kind == "netlock":
+        return None
+    if kind in SERVER_KINDS and cfg.servers.count == 0:
+        return Problem("servers.count", f"manager.kind {kind} keeps its locks on the lock "
+                       f"servers: at least one is needed")
+    fl = cfg.failures
+    if fl.switch_fail_s is not None or fl.server_failures:
+        return Problem("failures", f"failures are modelled for manager.kind netlock only, "
+                       f"not {kind}")
+    if any(t.quota_rps > 0 or t.priority > 0 for t in cfg.tenants):
+        return Problem("tenants", f"priorities and quotas are NetLock policies; "
+                       f"manager.kind {kind} has none")
+    return None
+
+
 RULES: tuple[Callable[[Config], Problem | None], ...] = (
-    _switch, _sim, _workload, _tenants, _failures,
+    _switch, _sim, _workload, _tenants, _failures, _manager,
 )
 
 

@@ -13,14 +13,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from netlock.config.managers import Manager
+from netlock.config.schema_keys import key
 from netlock.geometry import RegisterArray, SwitchGeometry
 
 PAPER_ARRAY_SIZE = 25_000
-
-
-def key(default: Any, help: str, **checks: Any) -> Any:
-    """A config key with its default, help text and checks (min, max, above, below, choices)."""
-    return field(default=default, metadata={"help": help, **checks})
 
 
 @dataclass(frozen=True)
@@ -254,6 +251,8 @@ class Config:
         metadata={"help": "tenants, list of {id, clients, priority, quota_rps, start_s}; "
                           "default: tenant 0 with every client"})
     failures: Failures = field(default_factory=Failures, metadata={"help": "injected failures"})
+    manager: Manager = field(default_factory=Manager,
+                             metadata={"help": "the lock manager design and its parameters"})
     source: str = field(default="<dict>", init=False, compare=False, repr=False)
 
     @property

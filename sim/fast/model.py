@@ -118,7 +118,12 @@ def max_locks(workload: Workload) -> int:
 
 
 def check_supported(config: Config) -> None:
-    """The fast engine models no failures: refuse configs that inject some."""
+    """The fast engine models NetLock without failures: refuse other lock managers and
+    configs that inject failures."""
+    kind = config.manager.kind
+    if kind != "netlock":
+        raise ConfigError(f"{config.source}: manager.kind: the fast engine models NetLock "
+                          f"only; run manager.kind={kind} with --engine simpy")
     f = config.failures
     if f.switch_fail_s is not None or f.server_failures:
         raise ConfigError(f"{config.source}: failures: the fast engine does not model switch "

@@ -1,4 +1,5 @@
-"""Lock managers the simulated clients can run against (NetLock now; other designs later)."""
+"""Lock managers the simulated clients can run against: NetLock and the designs it is
+compared with, one package each, all behind :class:`sim.managers.base.LockManager`."""
 
 from sim.managers.base import LockManager
 

@@ -124,9 +124,16 @@ SCALAR_KEYS = {k.path: k for k in config_keys()
 
 
 def _field(path: str) -> dataclasses.Field:
-    section, name = path.split(".")
-    cls = type(getattr(BASE, section))
+    *sections, name = path.split(".")
+    cls = type(_get(BASE, ".".join(sections)))
     return next(f for f in dataclasses.fields(cls) if f.name == name)
+
+
+def _get(cfg: object, path: str) -> object:
+    """The value at a dotted key (sections may nest: ``manager.drtm.read_lease_us``)."""
+    for name in path.split("."):
+        cfg = getattr(cfg, name)
+    return cfg
 
 
 # Keys whose valid range depends on other keys of the default config.
@@ -203,8 +210,7 @@ def invalid_override(draw):
 def test_valid_values_are_accepted_and_round_trip(override):
     path, value = override
     cfg = BASE.with_overrides({path: value})
-    section, name = path.split(".")
-    assert getattr(getattr(cfg, section), name) == value
+    assert _get(cfg, path) == value
     assert config_from_dict(cfg.to_dict()) == cfg
     assert config_from_dict(yaml.safe_load(yaml.safe_dump(cfg.to_dict()))) == cfg
 
@@ -220,9 +226,8 @@ def test_valid_values_through_set_text(write, override):
         text = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...")
         text = text.strip()
     cfg = load_config(write("x.yaml", ""), {path: text})
-    section, name = path.split(".")
     expected = os.path.abspath(value) if path == "workload.trace" and value else value
-    assert getattr(getattr(cfg, section), name) == expected
+    assert _get(cfg, path) == expected
 
 
 @given(invalid_override())

@@ -50,7 +50,9 @@ def switch_dataplane(cfg: Config) -> SwitchDataPlane:
 class NetLockManager:
     """The NetLock switch and lock servers of one rack, driven by one config and plan."""
 
+    kind = "netlock"
     sources = ("switch", "server")
+    entry_hops = 1
 
     def __init__(self, engine: Engine, network: Network, config: Config, plan: Plan,
                  partition: Partition, grant_extra_hops: int = 0) -> None:
