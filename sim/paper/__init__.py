@@ -3,6 +3,6 @@ S/T analysis, each from ``configs/paper/<figure>.yaml`` at a ``small`` or ``full
 returning a table of the figure's points, the paper's qualitative outcomes checked, and
 its PNG (:func:`run_figure`; ``netlock paper`` on the command line)."""
 
-from .experiments import FIGURES, FigureResult, names, run_figure, runnable
+from .experiments import FIGURES, FigureResult, names, run_figure
 
-__all__ = ["FIGURES", "FigureResult", "names", "run_figure", "runnable"]
+__all__ = ["FIGURES", "FigureResult", "names", "run_figure"]

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option
 from netlock.errors import ConfigError
 
-from .experiments import FIGURES, figure, names, run_figure, runnable, write_index
+from .experiments import FIGURES, figure, names, run_figure, write_index
 from .provenance import made
 from .spec import SCALES
 
@@ -45,7 +45,7 @@ def paper_command(
     """
     if scale not in SCALES:
         raise ConfigError(f"--scale: expected one of {', '.join(SCALES)}, got {scale!r}")
-    todo = runnable() if fig == "all" else [figure(fig).name]
+    todo = names() if fig == "all" else [figure(fig).name]
     n_workers = workers or max(1, os.cpu_count() or 1)
     console = Console(stderr=True)
     docs: list[dict[str, Any]] = []

@@ -21,31 +21,21 @@ import pandas as pd
 from netlock import atomic
 from netlock.errors import ConfigError
 
-from . import failure, memory, micro, policy
-from .figure import Check, Figure, Reserved
+from . import comparison, failure, memory, micro, policy
+from .figure import Check, Figure
 from .run import run_points
 from .spec import CONFIG_DIR, load_experiment
 
-RESERVED = (
-    Reserved("fig10", "Figure 10: NetLock vs DSLR, DrTM, NetChain (10 clients, 2 lock servers)",
-             "the DSLR, DrTM and NetChain lock managers"),
-    Reserved("fig11", "Figure 11: NetLock vs DSLR, DrTM, NetChain (6 clients, 6 lock servers)",
-             "the DSLR, DrTM and NetChain lock managers"),
-)
 ORDER = ("fig8a", "fig8b", "fig8cd", "fig9", "fig10", "fig11", "fig12a", "fig12b", "fig13",
          "fig14a", "fig14b", "fig15", "st")
 _ALL = {f.name: f for f in (*micro.FIGURES, *policy.FIGURES, *memory.FIGURES,
-                            *failure.FIGURES, *RESERVED)}
-FIGURES: dict[str, Figure | Reserved] = {name: _ALL[name] for name in ORDER}
+                            *failure.FIGURES, *comparison.FIGURES)}
+FIGURES: dict[str, Figure] = {name: _ALL[name] for name in ORDER}
 
 
 def names() -> list[str]:
     """Every figure name, in the paper's order (section 4.5's analysis last)."""
     return list(FIGURES)
-
-
-def runnable() -> list[str]:
-    return [n for n, f in FIGURES.items() if isinstance(f, Figure)]
 
 
 @dataclass
@@ -88,14 +78,11 @@ def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def figure(name: str) -> Figure:
-    """The figure called ``name``; an unknown or not-yet-runnable name is a ConfigError."""
+    """The figure called ``name``; an unknown name is a ConfigError."""
     found = FIGURES.get(name)
     if found is None:
         raise ConfigError(f"FIG: unknown figure {name!r} (expected one of "
                           f"{', '.join(names())} or all)")
-    if isinstance(found, Reserved):
-        raise ConfigError(f"{name}: {found.title} needs {found.needs}, which this version "
-                          f"does not model yet")
     return found
 
 

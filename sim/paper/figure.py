@@ -51,15 +51,6 @@ class Figure:
     """Tables beside the points (such as a latency CDF), written as ``FIG-<name>.csv``."""
 
 
-@dataclass(frozen=True)
-class Reserved:
-    """A figure the toolkit cannot run yet, and what it needs."""
-
-    name: str
-    title: str
-    needs: str
-
-
 def summary_table(experiment: Experiment, results: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per point: the values it varies, then its summary row."""
     return pd.DataFrame.from_records(

@@ -1,0 +1,92 @@
+"""Section 6.3's comparison with DSLR, DrTM and NetChain on TPC-C (Figures 10 and 11):
+transactions per second and transaction latency (mean, p99) per lock manager, at low and
+high contention."""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure as MplFigure
+
+from . import plotting as p
+from .figure import Check, Figure, summary_table
+
+KIND = "manager.kind"
+WAREHOUSES = "workload.warehouses"
+PEERS = ("dslr", "drtm", "netchain")
+NAMES = {"netlock": "NetLock", "dslr": "DSLR", "drtm": "DrTM", "netchain": "NetChain"}
+UNSAFE = ("drtm",)
+"""Designs whose own rules allow two holders (DrTM's lease-based shared locks, when a hold
+outlasts the lease): their violations are reported, not held against the figure."""
+
+
+def _table(experiment, results) -> pd.DataFrame:
+    t = summary_table(experiment, results)
+    t["contention"] = ["low" if w > 1 else "high" for w in t[WAREHOUSES]]
+    t["manager"] = [NAMES.get(k, k) for k in t[KIND]]
+    return t
+
+
+def _checks(table: pd.DataFrame) -> list[Check]:
+    checks = []
+    for contention, part in table.groupby("contention", sort=False):
+        t = part.set_index(KIND)
+        me = t.loc["netlock"]
+        peers = [k for k in PEERS if k in t.index]
+        checks.append(Check(
+            f"{contention} contention: NetLock's transaction throughput beats "
+            f"{', '.join(NAMES[k] for k in peers)}",
+            all(me["tps"] > t.loc[k, "tps"] for k in peers),
+            ", ".join(f"{NAMES[k]} {t.loc[k, 'tps']:,.0f}" for k in ("netlock", *peers))
+            + " TPS"))
+        for stat in ("mean", "p99"):
+            column = f"txn_latency_{stat}_us"
+            checks.append(Check(
+                f"{contention} contention: NetLock's {stat} transaction latency is lower",
+                all(me[column] < t.loc[k, column] for k in peers),
+                ", ".join(f"{NAMES[k]} {t.loc[k, column]:.0f}" for k in ("netlock", *peers))
+                + " us"))
+        if "netchain" in t.index:
+            checks.append(Check(
+                f"{contention} contention: NetChain's fail-and-retry retries far more",
+                t.loc["netchain", "retries"] > 5 * max(1, me["retries"]),
+                f"NetChain {t.loc['netchain', 'retries']:,}, NetLock {me['retries']:,}"))
+    safe = table[~table[KIND].isin(UNSAFE)]
+    bad = int(safe["violations"].sum()) + int(safe["stalled"].sum())
+    checks.append(Check("NetLock, DSLR and NetChain runs are safe and live", bad == 0,
+                        f"violations {int(safe['violations'].sum())}, "
+                        f"stalled {int(safe['stalled'].sum())}; DrTM violations "
+                        f"{int(table[table[KIND].isin(UNSAFE)]['violations'].sum())}"))
+    return checks
+
+
+def _plot(table: pd.DataFrame, title: str) -> MplFigure:
+    fig, panels = p.axes(title, "", "transactions / s (thousands)", ncols=3, width=4.2)
+    kinds = list(dict.fromkeys(table[KIND]))
+    levels = list(dict.fromkeys(table["contention"]))
+    width = 0.8 / len(kinds)
+    for ax, (column, label) in zip(panels, (("tps", "throughput"),
+                                            ("txn_latency_mean_us", "average latency"),
+                                            ("txn_latency_p99_us", "99th percentile latency")),
+                                   strict=True):
+        for i, kind in enumerate(kinds):
+            rows = table[table[KIND] == kind].set_index("contention").reindex(levels)
+            ax.bar([j + i * width for j in range(len(levels))], rows[column], width,
+                   label=NAMES.get(kind, kind))
+        ax.set_xticks([j + width * (len(kinds) - 1) / 2 for j in range(len(levels))],
+                      [f"{c} contention" for c in levels])
+        ax.set_title(label, fontsize=10)
+        if column != "tps":
+            ax.set_ylabel("transaction latency (us)")
+    p.thousands(panels[0])
+    p.legend(panels[0])
+    return p.finish(fig)
+
+
+FIGURES = [
+    Figure("fig10", "Figure 10: NetLock vs DSLR, DrTM, NetChain (10 clients, 2 lock servers)",
+           "6.3", _table, _checks,
+           lambda t, x: _plot(t, "Figure 10: TPC-C, 10 client machines, 2 lock servers")),
+    Figure("fig11", "Figure 11: NetLock vs DSLR, DrTM, NetChain (6 clients, 6 lock servers)",
+           "6.3", _table, _checks,
+           lambda t, x: _plot(t, "Figure 11: TPC-C, 6 client machines, 6 lock servers")),
+]
