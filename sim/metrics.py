@@ -54,6 +54,8 @@ class Recorder:
         self.add_txn = self._txn_rows.append
         self.retries = 0
         self.stale_grants = 0
+        self.ignored_grants = 0
+        """Copies of grants a client already held (a duplicating network)."""
         self.open_waits: list[tuple[int, float, float]] = []
         """At the end of a run: ``(lock, asked_us, end_us)`` of each lock a transaction
         still waited for (for the liveness checker)."""
