@@ -12,7 +12,11 @@ context runs one transaction at a time (netlock-repo ``dpdk_code/client_code/cli
   again; a one-lock attempt cannot deadlock and waits for its grant for a lease (the
   authors' microbenchmark client applies no transaction timeout; the paper's clients
   "retry when the leases expire");
-- grants that reach an attempt already given up are released at once.
+- grants that reach an attempt already given up are released at once;
+- the network may duplicate packets (:func:`grant_verdict`): a second copy of a grant the
+  context already holds (same request, same switch slot) is ignored, and a grant of a
+  duplicated acquire (same request, another slot: the switch queued the request twice) is
+  handed back at once naming its own slot, never the slot the context uses.
 
 These are the rules both simulation engines apply; each keeps its own bookkeeping of
 requests. They are plain functions over integers and floats, compiled like the switch's
@@ -25,6 +29,11 @@ from __future__ import annotations
 from netlock.dataplane._jit import kernel
 
 MASK32 = 0xFFFFFFFF
+NOT_HELD = -2
+"""``held_slot`` of :func:`grant_verdict` when the context holds no grant of the request
+(a switch grant's slot is >= 0, a lock server's grant has slot -1)."""
+USE, IGNORE, HAND_BACK = 0, 1, 2
+"""What a context does with a grant (:func:`grant_verdict`)."""
 
 
 @kernel
@@ -73,3 +82,24 @@ def longest_hold_us(locks: int, timeout_us: float, think_us: float, read_us: flo
     just before the attempt timeout; then it reads its data (``read_us``) and thinks. A
     lease must be longer, or slow transactions retry."""
     return attempt_timeout_us(locks, timeout_us, think_us, 0.0) + read_us + think_us
+
+
+@kernel
+def grant_verdict(waiting: bool, held_slot: int, slot: int) -> int:
+    """What a context does with a grant of one of its requests that arrives: ``USE`` it,
+    ``IGNORE`` it, or ``HAND_BACK`` (release it at once, naming ``slot``, if its lease
+    runs).
+
+    ``waiting``: the context's current attempt is not fully granted and the grant is for
+    one of its requests; ``held_slot``: the slot of the grant of that request the context
+    already holds (:data:`NOT_HELD` if none). A grant it already holds under the same slot
+    is a duplicated grant packet: releasing it would free the lock the context is using
+    (or, with the switch's release check off, another holder), so it is ignored. A grant
+    of the same request under another slot is the switch granting a duplicated acquire:
+    it is handed back, so the copy does not hold the lock until its lease ends. A grant
+    for a request the context does not wait for (attempt given up, transaction done) is
+    handed back as before.
+    """
+    if held_slot == NOT_HELD:
+        return USE if waiting else HAND_BACK
+    return IGNORE if held_slot == slot else HAND_BACK

@@ -46,6 +46,9 @@ class DropReason(IntEnum):
     QUOTA = 2
     NOT_HELD = 3
     FAILED = 4
+    DUPLICATE = 5
+    """A lock server got an acquire whose (txn, client) already waits or holds there: a copy
+    the network made."""
 
 
 @dataclass(frozen=True, slots=True)

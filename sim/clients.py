@@ -21,6 +21,12 @@ the retry timer cannot fire first, :meth:`Client.receive` runs the reaction for 
 grant's arrival time right away instead of scheduling an event for it. Either way the
 client's clock is the ``now`` passed down, never the engine's.
 
+On a network that duplicates or reorders packets (:class:`sim.network.Faults`) a client
+sends each packet with its own delay draw, the network may add a copy or hold the packet
+back (:meth:`Client.send_faulty`, :meth:`Client.receive_faulty`), and every grant goes
+through :func:`netlock.client.grant_verdict` as an event: a copy of a grant it holds is
+ignored, a grant of a copied acquire is handed back under its own slot.
+
 Clients know only the lock manager's packet entry point and the network; nothing here is
 specific to NetLock.
 """
@@ -33,7 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from netlock.client import attempt_timeout_us, backoff_slots
+from netlock.client import (
+    HAND_BACK,
+    NOT_HELD,
+    USE,
+    attempt_timeout_us,
+    backoff_slots,
+    grant_verdict,
+)
 from sim.engine import ACQUIRE, RELEASE, Engine, Req
 from sim.metrics import Recorder
 from sim.network import Machine, Network
@@ -147,7 +160,8 @@ class Client:
                                                  params.lease_us)
         """The timeout of one-lock attempts (the inline path's)."""
         self.aborts = 0
-        self.lossy = rack.network.loss > 0
+        self.faults = rack.network.faults
+        self.lossy = rack.network.loss > 0 or self.faults is not None
         self.hops = rack.network.block
         self.tenant = tenant
         self.priority = priority
@@ -211,6 +225,9 @@ class Client:
         within ``BURST_US`` of the first of their group (releases and the acquire right
         behind them leave together) travel as one burst: one delay draw, one event, each
         packet still lost on its own, handled at the arrival of the group's last packet."""
+        if self.faults is not None:
+            self.send_faulty(packets, now)
+            return
         machine = self.machine
         gap = machine.gap_us
         t = machine.free_at
@@ -244,6 +261,76 @@ class Client:
         if first is not None:
             self.deliver_at(first, handlers, up.arrival(last + delay))
 
+    def send_faulty(self, packets: list[Req], now: float) -> None:
+        """:meth:`send_burst` over a network that duplicates or reorders: each packet
+        draws its delay, then its fault; a held-back packet travels alone, outside the
+        burst and the link's order; a copy follows its packet one hop delay later."""
+        machine = self.machine
+        gap = machine.gap_us
+        t = machine.free_at
+        if t < now:
+            t = now
+        hop = self.network.hop
+        draw = self.faults.draw
+        handlers = self.rack.packet_handlers
+        up = machine.up
+        first = prev = None
+        start = last = delay = 0.0
+        for req in packets:
+            if first is not None and t - start > BURST_US:
+                self.deliver_at(first, handlers, up.arrival(last + delay))
+                first = None
+            acquire = not req.op
+            d = hop()
+            if d >= 0:
+                copy, extra = draw()
+                if copy:
+                    self.send_copy(req, t + d, handlers)
+                req.follow = None
+                if extra > 0:
+                    self.faults.reordered += 1
+                    self.deliver_at(req, handlers, t + d + extra)
+                else:
+                    if first is None:
+                        first = req
+                        start = t
+                        delay = d
+                    else:
+                        prev.follow = req
+                    prev = req
+                    last = t
+            if acquire:
+                t += gap
+        machine.free_at = t
+        if first is not None:
+            self.deliver_at(first, handlers, up.arrival(last + delay))
+
+    def send_copy(self, req: Req, after: float, handlers: list) -> None:
+        """The network's copy of ``req`` (whose own arrival, link order aside, is
+        ``after``): one more hop delay later, outside the link's order."""
+        faults = self.faults
+        d = self.network.hop()
+        if d < 0:
+            return
+        _, extra = faults.draw()
+        faults.copies += 1
+        if extra > 0:
+            faults.reordered += 1
+        twin = req.copy()
+        twin.follow = None
+        self.deliver_at(twin, handlers, after + d + extra)
+
+    def receive_faulty(self, req: Req, t: float) -> None:
+        """A grant that would reach this client at ``t`` crosses a faulty down link."""
+        copy, extra = self.faults.draw()
+        if copy:
+            self.send_copy(req, t, self.grant_handlers)
+        if extra > 0:
+            self.faults.reordered += 1
+            self.deliver_at(req, self.grant_handlers, t + extra)
+            return
+        self.deliver_at(req, self.grant_handlers, self.machine.down.arrival(t))
+
     def receive(self, req: Req, t: float, granted_at: float,
                 lease_us: float | None = None) -> None:
         """A grant made at ``granted_at`` will reach this client at ``t`` over its FIFO
@@ -259,6 +346,9 @@ class Client:
         """
         req.lease_end = lease_end = (granted_at // 1.0) + (
             self.lease_us if lease_us is None or lease_us > self.lease_us else lease_us)
+        if self.faults is not None:
+            self.receive_faulty(req, t)
+            return
         down = self.machine.down
         if t < down.last:
             t = down.last
@@ -331,12 +421,22 @@ class Client:
         self.deliver_at(req, self.rack.packet_handlers, arrival)
 
     def on_grant(self, req: Req) -> None:
-        """A grant arrived (an event)."""
+        """A grant arrived (an event): use it, ignore it or hand it back
+        (:func:`netlock.client.grant_verdict`)."""
         now = self.env._now
-        if req.attempt != self.attempt or req.op != ACQUIRE:
+        held_slot = NOT_HELD
+        for mine in self.held:
+            if mine.rid == req.rid:
+                held_slot = mine.slot
+                break
+        waiting = req.attempt == self.attempt and req.op == ACQUIRE and self.pending > 0
+        verdict = grant_verdict(waiting, held_slot, req.slot)
+        if verdict == USE:
+            self.granted(req, now)
+        elif verdict == HAND_BACK:
             self.stale_grant(req, now)
         else:
-            self.granted(req, now)
+            self.rec.ignored_grants += 1
 
     def granted(self, req: Req, now: float) -> None:
         """A grant of the current attempt arrives at client time ``now``."""

@@ -60,6 +60,19 @@ class Req:
         self.t_enq = t_created
         self.follow: Req | None = None
 
+    def copy(self) -> Req:
+        """An independent copy of this packet, as a network that duplicates it delivers."""
+        twin = Req(self.rid, self.client, self.attempt, self.lock, self.mode, self.tenant,
+                   self.priority, self.t_created)
+        twin.op = self.op
+        twin.source = self.source
+        twin.slot = self.slot
+        twin.t_enq = self.t_enq
+        for name in ("lease_end", "t_grant"):
+            if hasattr(self, name):
+                setattr(twin, name, getattr(self, name))
+        return twin
+
 
 class _Call:
     """A scheduled plain function call (simpy's event protocol, without a Process)."""

@@ -56,6 +56,8 @@ class Recorder:
         self.stale_grants = 0
         self.denied = 0
         """Attempts given up because the lock manager refused one of their locks."""
+        self.ignored_grants = 0
+        """Copies of grants a client already held (a duplicating network)."""
         self.open_waits: list[tuple[int, float, float]] = []
         """At the end of a run: ``(lock, asked_us, end_us)`` of each lock a transaction
         still waited for (for the liveness checker)."""

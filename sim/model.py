@@ -32,7 +32,7 @@ from sim.managers.context import ManagerContext
 from sim.managers.netlock.failures import schedule_failures
 from sim.managers.registry import make_manager
 from sim.metrics import Recorder
-from sim.network import Network
+from sim.network import Faults, Network, fault_rng
 from sim.replay import TraceWorkload
 from sim.spec import run_spec
 from sim.workloads import Workload, workload_from_config
@@ -217,8 +217,9 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
     streams = np.random.SeedSequence(seed_key).spawn(3 + wl.clients)
     net_rng, start_rng, probe_rng = (np.random.default_rng(s) for s in streams[:3])
     engine = Engine()
-    network = Network(config.network.rtt_us, config.network.jitter_us, config.network.loss,
-                      net_rng)
+    net = config.network
+    faults = Faults(net.duplicate, net.reorder, net.reorder_delay_us, fault_rng(seed_key))
+    network = Network(net.rtt_us, net.jitter_us, net.loss, net_rng, faults)
     recorder = Recorder()
     workload = client_workload(config)
     spec = run_spec(config)

@@ -10,6 +10,18 @@ Each direction of each cable is a :class:`Link`: packets on it arrive in the ord
 sent (noise never reorders a cable). The switch and the lock servers keep the overflow
 protocol (overflow, notify, push-back) on reliable hops: NetLock's count of requests held
 at a server assumes none of them vanishes, so those hops see delay but no loss.
+
+:class:`Faults` adds duplication and reordering on the client<->switch hops, the ones every
+acquire, grant and release crosses (switch<->server hops keep the loss model above: a copy
+or an overtaking packet in the overflow protocol would break the switch's count of what a
+server buffers and the one FIFO order of q1 + q2). A packet such a hop delivers is, with
+probability ``duplicate``, delivered again one independent hop delay later (the copy may be
+lost or reordered itself, never copied again); with probability ``reorder`` it is held back
+by an exponential extra delay of mean ``reorder_delay_us`` and leaves its cable's FIFO
+order (it neither waits for the packets ahead of it nor holds up those behind). Fault draws
+come from their own stream, one per delivered packet, so a run without faults draws exactly
+what it drew before, and both engines, handling packets in the same order, draw the same
+faults.
 """
 
 from __future__ import annotations
@@ -17,17 +29,21 @@ from __future__ import annotations
 import numpy as np
 
 BLOCK = 1 << 15
+FAULT_STREAM = 2
+"""The fault stream's key beside the run's seed (``SeedSequence([seed, FAULT_STREAM])``)."""
 
 
 class Network:
     """Hop delays (us) and losses for one run, from its own random stream."""
 
     def __init__(self, rtt_us: float, jitter_us: float, loss: float,
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, faults: Faults | None = None) -> None:
         self.half_rtt_us = rtt_us / 2.0
         self.jitter_us = jitter_us
         self.loss = loss
         self.rng = rng
+        self.faults = faults if faults is not None and faults.on else None
+        """Duplication and reordering of client<->switch hops; None when off."""
         self.lost = 0
         self.block: list[float] = []
         """Drawn hop delays, next at the end; hot paths may pop it directly (when it is not
@@ -73,6 +89,52 @@ class Network:
     def reliable_path(self, hops: int) -> float:
         """Delay of ``hops`` hops for traffic the model does not subject to loss (data reads)."""
         return sum(self.reliable_hop() for _ in range(hops))
+
+
+def fault_rng(seed_key: object) -> np.random.Generator:
+    """The fault stream of a run seeded by ``seed_key`` (an int or a list of ints)."""
+    return np.random.default_rng([*np.atleast_1d(np.asarray(seed_key, dtype=np.int64)).tolist(),
+                                  FAULT_STREAM])
+
+
+def draw_faults(rng: np.random.Generator, duplicate: float, reorder: float,
+                reorder_delay_us: float, copy: np.ndarray, extra: np.ndarray) -> None:
+    """Fill ``copy`` (1 = duplicate the packet) and ``extra`` (a reordered packet's extra
+    delay in us, 0 = in order) for one block of packets: duplication draws, then reordering
+    draws, then the extra delays."""
+    n = len(copy)
+    copy[:] = rng.random(n) < duplicate
+    late = rng.random(n) < reorder
+    extra[:] = np.where(late, rng.exponential(reorder_delay_us, n), 0.0)
+
+
+class Faults:
+    """Duplication and reordering of client<->switch hops (module notes), from one stream.
+
+    ``draw()`` gives the next packet's ``(duplicated, extra_us)``.
+    """
+
+    def __init__(self, duplicate: float, reorder: float, reorder_delay_us: float,
+                 rng: np.random.Generator) -> None:
+        self.duplicate = duplicate
+        self.reorder = reorder
+        self.reorder_delay_us = reorder_delay_us
+        self.rng = rng
+        self.on = duplicate > 0 or reorder > 0
+        self.copies = 0
+        self.reordered = 0
+        self._copy: list[bool] = []
+        self._extra: list[float] = []
+
+    def draw(self) -> tuple[bool, float]:
+        if not self._copy:
+            copy = np.empty(BLOCK, dtype=bool)
+            extra = np.empty(BLOCK)
+            draw_faults(self.rng, self.duplicate, self.reorder, self.reorder_delay_us,
+                        copy, extra)
+            self._copy = copy[::-1].tolist()
+            self._extra = extra[::-1].tolist()
+        return self._copy.pop(), self._extra.pop()
 
 
 class Link:

@@ -91,13 +91,14 @@ def summarise(model: Model, wall_s: float) -> SimResult:
     rec = model.recorder
     return result_of(model.config, rec.requests_frame(), rec.txns_frame(), engine=ENGINE,
                      wall_s=wall_s, retries=rec.retries, events=model.engine.events,
-                     stale_grants=rec.stale_grants, hold_us=model.hold_us, plan=model.plan,
+                     stale_grants=rec.stale_grants, ignored_grants=rec.ignored_grants,
+                     hold_us=model.hold_us, plan=model.plan,
                      manager=model.manager.stats(), open_waits=rec.open_waits)
 
 
 def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine: str,
-              wall_s: float, retries: int, events: int, stale_grants: int, hold_us: float,
-              plan: Plan, manager: dict[str, Any],
+              wall_s: float, retries: int, events: int, stale_grants: int,
+              ignored_grants: int, hold_us: float, plan: Plan, manager: dict[str, Any],
               open_waits: list[tuple[int, float, float]]) -> SimResult:
     """A finished run's result from its recorded requests and transactions (every engine's
     summary has these keys, measured over the window after ``sim.warmup_s``);
@@ -131,6 +132,7 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         "switch_rps": by_switch / window_s,
         "server_rps": (granted - by_switch) / window_s,
         "stale_grants": stale_grants,
+        "ignored_grants": ignored_grants,
         "hold_time_us": hold_us,
         "plan": plan.summary.to_dict(),
         "plan_predicted": plan_predicted(plan.summary, granted / window_s, by_switch / window_s,

@@ -118,6 +118,14 @@ class Network:
     rtt_us: float = key(5.0, "client-switch-client round trip, us", min=0.0)
     jitter_us: float = key(0.5, "standard deviation of per-packet delay noise, us", min=0.0)
     loss: float = key(0.0, "per-packet loss probability", min=0.0, below=1.0)
+    duplicate: float = key(0.0, "per-packet probability that a client<->switch hop delivers "
+                           "the packet twice (the copy trails it by one more hop delay)",
+                           min=0.0, below=1.0)
+    reorder: float = key(0.0, "per-packet probability that a client<->switch hop holds the "
+                         "packet back by an extra delay, so later packets overtake it",
+                         min=0.0, below=1.0)
+    reorder_delay_us: float = key(10.0, "mean of the exponential extra delay of a reordered "
+                                  "packet, us", above=0.0)
     one_rtt: bool = key(False, "the switch forwards grants to the database server so a "
                         "transaction completes in one round trip")
 

@@ -15,6 +15,11 @@ The rules (paper section 4.3):
   grace period, or while the lock's range moves between servers;
 - a release must match a holder by (txn, client) and mode, else it is dropped
   (``STALE_RELEASE``; ``NOT_HELD`` when the lock is not served here);
+- an acquire of a served lock whose (txn, client) already waits or holds there is a copy
+  the network made and is dropped (``DUPLICATE``): queued, it would be granted as a second
+  holder the client never releases. Copies a server only buffers (``q2``, and requests held
+  aside until the switch maps a lock) are kept: the switch counts what a server buffers for
+  it, and the switch hands a grant of a copy to the client, which releases it at once;
 - overflow, and any acquire of a lock the switch owns, is only buffered in ``q2`` per
   (lock, class), a push-back bounced by the switch going back to the *front*, so that q1 + q2
   stay one FIFO; NOTIFY_SERVER(count) pushes back up to ``count`` from the head of ``q2``
@@ -56,11 +61,13 @@ from netlock.lockserver.layout import (
     MV_KIND,
     MV_LO,
     MV_SERVER,
+    N_CLIENT,
     N_FLAGS,
     N_MODE,
     N_NEXT,
     N_PRIORITY,
     N_SINCE,
+    N_TXN,
     Q_HEAD,
     RESIDENT,
     SV_GRACE_US,
@@ -90,6 +97,7 @@ DROP = int(ActionKind.DROP)
 PUSH_BACK = int(ActionKind.PUSH_BACK)
 STALE_RELEASE = int(DropReason.STALE_RELEASE)
 NOT_HELD = int(DropReason.NOT_HELD)
+DUPLICATE = int(DropReason.DUPLICATE)
 RELEASE = int(Op.RELEASE)
 
 
@@ -101,6 +109,19 @@ def held_back(st: ServerState, server: int, lock: int, kinds: int) -> bool:
         if (mv[m, MV_SERVER] == server and mv[m, MV_KIND] & kinds
                 and mv[m, MV_LO] <= lock <= mv[m, MV_HI]):
             return True
+    return False
+
+
+@step_kernel
+def is_waiting(st: ServerState, d: int, txn: int, client: int) -> bool:
+    """Whether a request of key ``(txn, client)`` waits at served lock ``d`` (any class)."""
+    node = st.node
+    for p in range(st.wq.shape[1]):
+        k = st.wq[d, p, Q_HEAD]
+        while k >= 0:
+            if node[k, N_TXN] == txn and node[k, N_CLIENT] == client:
+                return True
+            k = node[k, N_NEXT]
     return False
 
 
@@ -152,6 +173,10 @@ def process(st: ServerState, server: int, now_us: int, op: int, lock: int, mode:
         k = new_node(st, mode, txn, client, tenant, priority, ts, flags & FLAG_OVERFLOW)
         push(st.bq, st.node, d, priority, k, (flags & FLAG_PUSH_BACK) != 0)
         return 0
+    if st.lk[d, LK_SERVED] and (find_holder(st, d, txn, client) >= 0
+                                or is_waiting(st, d, txn, client)):
+        return emit_request(st, 0, DROP, DUPLICATE, lock, mode, txn, client, tenant,
+                            priority, ts, flags)
     serve(st, d)
     push(st.wq, st.node, d, priority,
          new_node(st, mode, txn, client, tenant, priority, ts, flags), False)

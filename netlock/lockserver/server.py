@@ -480,11 +480,13 @@ class LockServer:
 
 
 def actions_of(st: ServerState, n: int) -> list[Action]:
-    """The first ``n`` action rows of ``st`` as actions (a DROP is about a release)."""
+    """The first ``n`` action rows of ``st`` as actions (a DROP is about a release, unless
+    it drops a duplicated acquire)."""
     out = []
     for kind, reason, lock, mode, txn, client, tenant, priority, ts, flags in (
             st.act[:n].tolist()):
-        op = Op.RELEASE if kind == kernels.DROP else Op.ACQUIRE
+        op = (Op.RELEASE if kind == kernels.DROP and reason != kernels.DUPLICATE
+              else Op.ACQUIRE)
         req = LockRequest(op, _MODES[mode], lock, txn, client, tenant, priority, ts,
                           overflow=bool(flags & FLAG_OVERFLOW),
                           push_back=bool(flags & FLAG_PUSH_BACK))

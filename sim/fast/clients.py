@@ -11,6 +11,10 @@ given up are released at once if still leased. Each client sends through its own
 ``P_BURST`` us travel as one burst with one delay draw (each still lost on its own).
 As in :meth:`sim.clients.Client.receive`, a grant that completes a one-lock attempt with
 nothing in between is handled at the moment the lock manager sends it, for its arrival time.
+On a network that duplicates or reorders (``I_FAULTY``) packets are sent and grants
+received as :meth:`sim.clients.Client.send_faulty` and
+:meth:`sim.clients.Client.receive_faulty` do, drawing in the same order, and every grant is
+an event judged by :func:`netlock.client.grant_verdict`.
 """
 
 from __future__ import annotations
@@ -19,11 +23,18 @@ import math
 
 import numpy as np
 
-from netlock.client import attempt_timeout_us, backoff_slots
+from netlock.client import (
+    HAND_BACK,
+    NOT_HELD,
+    USE,
+    attempt_timeout_us,
+    backoff_slots,
+    grant_verdict,
+)
 from sim.fast import heap
 from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.prefetch import warm_switch_rows, warm_txns
-from sim.fast.records import free_request, hop, new_request, reliable_path
+from sim.fast.records import copy_request, fault, free_request, hop, new_request, reliable_path
 from sim.fast.state import (
     CF_DEADLINE,
     CF_DOWN_LAST,
@@ -52,11 +63,15 @@ from sim.fast.state import (
     E_TIMER,
     I_BACKOFF_SLOTS,
     I_FAST,
+    I_FAULTY,
     I_FETCH_HOPS,
     I_INSTANT,
     I_LOSSY,
     I_SEED,
+    K_COPIES,
+    K_IGNORED,
     K_NEED_TXN,
+    K_REORDERED,
     K_RETRIES,
     K_STALE,
     K_TXNS,
@@ -78,7 +93,9 @@ from sim.fast.state import (
     RI_LOCK,
     RI_MODE,
     RI_OP,
+    RI_SLOT,
     RI_SOURCE,
+    RI_TXN,
     Rack,
 )
 
@@ -130,8 +147,73 @@ def _deliver(r: Rack, c: int, first: int, at: float) -> None:
 
 
 @fast_jit
+def send_copy(r: Rack, h: int, after: float, kind: int) -> None:
+    """The network's copy of row ``h`` (whose own arrival is ``after``) as event ``kind``,
+    one more hop delay later, outside the link's order
+    (:meth:`sim.clients.Client.send_copy`)."""
+    d = hop(r)
+    if d < 0:
+        return
+    _, extra = fault(r)
+    r.cnt[K_COPIES] += 1
+    if extra > 0:
+        r.cnt[K_REORDERED] += 1
+    heap.push(r.heap, after + d + extra, kind, copy_request(r, h), 0)
+
+
+@fast_jit
+def send_faulty(r: Rack, c: int, count: int, now: float) -> None:
+    """:func:`send_burst` over a duplicating or reordering network
+    (:meth:`sim.clients.Client.send_faulty`)."""
+    gap = r.cf[c, CF_GAP]
+    t = r.cf[c, CF_FREE_AT]
+    if t < now:
+        t = now
+    burst_us = r.pf[P_BURST]
+    first = -1
+    prev = -1
+    start = 0.0
+    last = 0.0
+    delay = 0.0
+    for j in range(count):
+        h = r.burst[j]
+        if first >= 0 and t - start > burst_us:
+            _deliver(r, c, first, last + delay)
+            first = -1
+        acquire = r.ri[h, RI_OP] == 0
+        d = hop(r)
+        if d >= 0:
+            copy, extra = fault(r)
+            if copy:
+                send_copy(r, h, t + d, E_BURST)
+            r.ri[h, RI_FOLLOW] = -1
+            if extra > 0:
+                r.cnt[K_REORDERED] += 1
+                heap.push(r.heap, t + d + extra, E_BURST, h, 0)
+            else:
+                if first < 0:
+                    first = h
+                    start = t
+                    delay = d
+                else:
+                    r.ri[prev, RI_FOLLOW] = h
+                prev = h
+                last = t
+        else:
+            free_request(r, h)
+        if acquire:
+            t += gap
+    r.cf[c, CF_FREE_AT] = t
+    if first >= 0:
+        _deliver(r, c, first, last + delay)
+
+
+@fast_jit
 def send_burst(r: Rack, c: int, count: int, now: float) -> None:
     """Send ``r.burst[:count]`` back to back from client ``c`` at client time ``now``."""
+    if r.pi[I_FAULTY]:
+        send_faulty(r, c, count, now)
+        return
     gap = r.cf[c, CF_GAP]
     t = r.cf[c, CF_FREE_AT]
     if t < now:
@@ -362,12 +444,45 @@ def stale_grant(r: Rack, h: int, now: float) -> None:
 
 @fast_jit
 def on_grant(r: Rack, h: int, now: float) -> None:
-    """A grant arrived (an event)."""
+    """A grant arrived (an event): use it, ignore it or hand it back
+    (:func:`netlock.client.grant_verdict`)."""
     c = r.ri[h, RI_CLIENT]
-    if r.ri[h, RI_ATTEMPT] != r.ci[c, CI_ATTEMPT] or r.ri[h, RI_OP] != 0:
+    held_slot = NOT_HELD
+    txn = r.ri[h, RI_TXN]
+    for k in range(r.ci[c, CI_NHELD]):
+        g = r.held[c, k]
+        if r.ri[g, RI_TXN] == txn:
+            held_slot = r.ri[g, RI_SLOT]
+            break
+    waiting = (r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT] and r.ri[h, RI_OP] == 0
+               and r.ci[c, CI_PENDING] > 0)
+    verdict = grant_verdict(waiting, held_slot, r.ri[h, RI_SLOT])
+    if verdict == USE:
+        granted(r, h, now)
+    elif verdict == HAND_BACK:
         stale_grant(r, h, now)
     else:
-        granted(r, h, now)
+        r.cnt[K_IGNORED] += 1
+        free_request(r, h)
+
+
+@fast_jit
+def receive_faulty(r: Rack, h: int, t: float) -> None:
+    """A grant that would reach its client at ``t`` crosses a faulty down link
+    (:meth:`sim.clients.Client.receive_faulty`)."""
+    c = r.ri[h, RI_CLIENT]
+    copy, extra = fault(r)
+    if copy:
+        send_copy(r, h, t, E_GRANT)
+    if extra > 0:
+        r.cnt[K_REORDERED] += 1
+        heap.push(r.heap, t + extra, E_GRANT, h, 0)
+        return
+    if t < r.cf[c, CF_DOWN_LAST]:
+        t = r.cf[c, CF_DOWN_LAST]
+    else:
+        r.cf[c, CF_DOWN_LAST] = t
+    heap.push(r.heap, t, E_GRANT, h, 0)
 
 
 @fast_jit
@@ -377,6 +492,9 @@ def receive(r: Rack, h: int, t: float, granted_at: float) -> None:
     c = r.ri[h, RI_CLIENT]
     lease_end = math.floor(granted_at) + r.pf[P_LEASE_CLIENT]
     r.rf[h, RF_LEASE_END] = lease_end
+    if r.pi[I_FAULTY]:
+        receive_faulty(r, h, t)
+        return
     if t < r.cf[c, CF_DOWN_LAST]:
         t = r.cf[c, CF_DOWN_LAST]
     else:

@@ -30,10 +30,12 @@ from sim.fast.state import (
     E_SERVER,
     E_SWEEP,
     E_TIMER,
+    I_FAULTY,
     I_ROOM_HOPS,
     I_ROOM_LOCKS,
     I_ROOM_REQUESTS,
     I_ROOM_ROWS,
+    K_FAULT,
     K_FREE,
     K_HOP,
     K_NEED_TXN,
@@ -59,6 +61,8 @@ def needs_service(r: Rack) -> bool:
     srv = r.srv
     return (r.cnt[K_NEED_TXN] > 0
             or r.hops.shape[0] - r.cnt[K_HOP] < r.pi[I_ROOM_HOPS]
+            or (r.pi[I_FAULTY] != 0
+                and r.faults.shape[0] - r.cnt[K_FAULT] < r.pi[I_ROOM_HOPS])
             or r.cnt[K_FREE] < requests
             or h.t.shape[0] - h.cnt[Q_SIZE] < requests
             or r.uses.shape[0] - r.cnt[K_USES] < rows

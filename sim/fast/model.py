@@ -49,6 +49,7 @@ from sim.fast.state import (
     I_CORES,
     I_EXTRA_HOPS,
     I_FAST,
+    I_FAULTY,
     I_FETCH_HOPS,
     I_INSTANT,
     I_LEASE_MGR,
@@ -60,6 +61,7 @@ from sim.fast.state import (
     I_ROOM_ROWS,
     I_SEED,
     I_SERVERS,
+    K_FAULT,
     K_FREE,
     K_HOP,
     K_NEED_TXN,
@@ -90,7 +92,7 @@ from sim.fast.state import (
 from sim.managers.netlock.manager import switch_dataplane
 from sim.metrics import TXN_DTYPE, USE_DTYPE
 from sim.model import client_workload
-from sim.network import BLOCK
+from sim.network import BLOCK, draw_faults, fault_rng
 from sim.spec import run_spec
 from sim.workloads import Workload
 
@@ -139,6 +141,7 @@ class FastModel:
     workload: Workload
     client_rngs: list[np.random.Generator]
     net_rng: np.random.Generator
+    fault_rng: np.random.Generator
     txn_batch: int
     plan: Plan
     hold_us: float
@@ -183,6 +186,8 @@ class FastModel:
             r.cnt[K_NEED_TXN] = 0
         if len(r.hops) - r.cnt[K_HOP] < r.pi[I_ROOM_HOPS]:
             self.refill_hops()
+        if r.pi[I_FAULTY] and len(r.faults) - r.cnt[K_FAULT] < r.pi[I_ROOM_HOPS]:
+            self.refill_faults()
         room = int(r.pi[I_ROOM_REQUESTS])
         r = grown_pool(self.rack, 2 * room)
         r = r._replace(heap=fheap.grown_heap(r.heap, 2 * room),
@@ -251,6 +256,24 @@ class FastModel:
         net = self.config.network
         draw_hops(self.net_rng, net.rtt_us / 2.0, net.jitter_us, net.loss, r.hops[keep:])
         r.cnt[K_HOP] -= done
+
+    def refill_faults(self) -> None:
+        """Drop the whole blocks of fault draws already used and draw as many new blocks,
+        one at a time as :class:`sim.network.Faults` draws them."""
+        r = self.rack
+        done = int(r.cnt[K_FAULT]) // BLOCK * BLOCK
+        keep = len(r.faults) - done
+        r.faults[:keep] = r.faults[done:]
+        net = self.config.network
+        for at in range(keep, len(r.faults), BLOCK):
+            block = r.faults[at:at + BLOCK]
+            copy = np.empty(BLOCK, dtype=bool)
+            extra = np.empty(BLOCK)
+            draw_faults(self.fault_rng, net.duplicate, net.reorder, net.reorder_delay_us,
+                        copy, extra)
+            block[:, 0] = copy
+            block[:, 1] = extra
+        r.cnt[K_FAULT] -= done
 
     # --- results ------------------------------------------------------------------------------
 
@@ -335,7 +358,10 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     pf[P_BURST] = BURST_US
     pi = np.zeros(N_PI, dtype=np.int64)
     instant = wl.think_time_us <= 0 and fetch_hops == 0
-    pi[I_LOSSY] = int(config.network.loss > 0)
+    net = config.network
+    faulty = net.duplicate > 0 or net.reorder > 0
+    pi[I_LOSSY] = int(net.loss > 0 or faulty)
+    pi[I_FAULTY] = int(faulty)
     pi[I_FETCH_HOPS] = fetch_hops
     pi[I_EXTRA_HOPS] = spec.grant_extra_hops
     pi[I_SERVERS] = servers.count
@@ -383,13 +409,16 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
         tx_mode=np.zeros((n, batch * longest), dtype=np.int8),
         tx_size=np.zeros((n, batch), dtype=np.int32),
         hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
+        faults=np.zeros(((2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK if faulty else 0, 2)),
         heap=fheap.new_heap(2 * room_requests), uses=chunks.take(rows, USE_DTYPE),
         txns=chunks.take(rows, TXN_DTYPE), burst=np.zeros(2 * longest + 2, dtype=np.int64),
         pf=pf, pi=pi, cnt=cnt)
     model = FastModel(config=config, rack=rack, workload=workload,
                       client_rngs=[np.random.default_rng(s) for s in streams[3:]],
-                      net_rng=net_rng, txn_batch=batch, plan=plan, hold_us=hold_us)
+                      net_rng=net_rng, fault_rng=fault_rng(seed_key), txn_batch=batch,
+                      plan=plan, hold_us=hold_us)
     rack.cnt[K_HOP] = len(rack.hops)
+    rack.cnt[K_FAULT] = len(rack.faults)
     rack.ci[:, CI_NEED] = 1
     rack.cnt[K_NEED_TXN] = n
     phase = start_rng.uniform(0.0, config.network.rtt_us / 2.0, n)

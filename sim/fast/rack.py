@@ -32,8 +32,8 @@ from netlock.dataplane.layout import (
 )
 from netlock.lockserver import hashmap
 from netlock.lockserver import kernels as lockserver
-from netlock.lockserver.layout import A_KIND, A_TXN, FLAG_OVERFLOW
-from netlock.packets import ActionKind
+from netlock.lockserver.layout import A_KIND, A_REASON, A_TXN, FLAG_OVERFLOW
+from netlock.packets import ActionKind, DropReason
 from sim.fast import heap
 from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.clients import receive, receive_inline
@@ -65,9 +65,9 @@ from sim.fast.state import (
     RI_LOCK,
     RI_MODE,
     RI_OP,
-    RI_RID,
     RI_SLOT,
     RI_SOURCE,
+    RI_TXN,
     RI_WHERE,
     SERVER,
     SF_BUSY,
@@ -83,6 +83,7 @@ OVERFLOW = int(ActionKind.OVERFLOW)
 NOTIFY_SERVER = int(ActionKind.NOTIFY_SERVER)
 DEFER = int(ActionKind.DEFER)
 PUSH_BACK = int(ActionKind.PUSH_BACK)
+DUPLICATE = int(DropReason.DUPLICATE)
 RSS_MULTIPLIER = 0x9E3779B1
 COUNT_BITS = 32
 
@@ -133,7 +134,7 @@ def switch_acquire(r: Rack, h: int, push_back: int, now: float) -> None:
     c = r.ri[h, RI_CLIENT]
     i = lock_index(r, lock)
     n = acquire_kernel(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_tenants, r.sw_ctl, None,
-                        r.sw_out, i, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
+                        r.sw_out, i, lock, r.ri[h, RI_MODE], r.ri[h, RI_TXN], c, r.ci[c, CI_TENANT],
                         r.ci[c, CI_PRIORITY], push_back, int(now))
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])
     if n == 0:
@@ -162,7 +163,7 @@ def switch_release(r: Rack, h: int, now: float) -> None:
     c = r.ri[h, RI_CLIENT]
     i = lock_index(r, lock)
     n = release_kernel(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, None, r.sw_out, i, lock,
-                        r.ri[h, RI_MODE], r.ri[h, RI_RID], c, r.ci[c, CI_TENANT],
+                        r.ri[h, RI_MODE], r.ri[h, RI_TXN], c, r.ci[c, CI_TENANT],
                         r.ci[c, CI_PRIORITY], r.ri[h, RI_SLOT], int(now))
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])
     if n == 0 or not _dispatch(r, n, h, delay, now):
@@ -337,6 +338,10 @@ def _server_actions(r: Rack, s: int, n: int, delay: float, now: float) -> None:
             at = _link(r, s, SF_DOWN_LAST, now + delay + reliable_hop(r))
             heap.push(r.heap, at, E_PUSH, act[row, A_TXN], 0)
         else:
+            if act[row, A_REASON] == DUPLICATE:
+                g = take(r, act[row, A_TXN], IN_PENDING)
+                if g >= 0:
+                    free_request(r, g)
             r.cnt[K_SERVER_DROPS] += 1
 
 
@@ -349,7 +354,7 @@ def server_request(r: Rack, h: int, flags: int, now: float) -> None:
     op = flags & 1
     s = owner(r, lock)
     delay = _serve(r, s, lock, now)
-    n = lockserver.process(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_RID], c,
+    n = lockserver.process(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_TXN], c,
                            r.ci[c, CI_TENANT], flags >> 2, 0,
                            FLAG_OVERFLOW * ((flags >> 1) & 1))
     _server_actions(r, s, n, delay, now)

@@ -5,6 +5,12 @@ nothing can refer to it any more: its release was handled (or lost), it was lost
 way, dropped, or its client let it go (lease over, attempt given up). The switch's
 ``waiting`` and the manager's ``pending`` maps are flags on the row, looked up by ``rid``.
 
+A copy the network makes (:func:`copy_request`) is a row of its own, with its own ``rid``
+and the original's id on the wire (``RI_TXN``), chained after the original's row. The
+original's row counts the live rows of its chain (``RI_REFS``) and is given back only with
+the last of them (until then it is marked ``IN_DEAD``), so a lookup by wire id always
+starts at the original's row and walks the chain to a copy with the flag wanted.
+
 Hop delays are the :class:`sim.network.Network` model: drawn in blocks (half the round trip
 plus normal jitter, clipped at zero; negative = lost with probability ``network.loss``),
 consumed in order. Reliable hops (the overflow protocol, data reads) never lose a packet.
@@ -14,7 +20,9 @@ from __future__ import annotations
 
 from sim.fast._jit import fast_jit, fast_jit_inline
 from sim.fast.state import (
+    IN_DEAD,
     K_BAD_FREE,
+    K_FAULT,
     K_FREE,
     K_HOP,
     K_LOST,
@@ -22,14 +30,17 @@ from sim.fast.state import (
     RF_CREATED,
     RI_ATTEMPT,
     RI_CLIENT,
+    RI_COPY,
     RI_FOLLOW,
     RI_GEN,
     RI_LOCK,
     RI_MODE,
     RI_OP,
+    RI_REFS,
     RI_RID,
     RI_SLOT,
     RI_SOURCE,
+    RI_TXN,
     RI_WHERE,
     RID_BITS,
     RID_MASK,
@@ -46,7 +57,11 @@ def new_request(r: Rack, client: int, attempt: int, lock: int, mode: int, now: f
     ri = r.ri
     gen = ri[h, RI_GEN] + 1
     ri[h, RI_GEN] = gen
-    ri[h, RI_RID] = (gen << RID_BITS) | h
+    rid = (gen << RID_BITS) | h
+    ri[h, RI_RID] = rid
+    ri[h, RI_TXN] = rid
+    ri[h, RI_COPY] = -1
+    ri[h, RI_REFS] = 1
     ri[h, RI_CLIENT] = client
     ri[h, RI_ATTEMPT] = attempt
     ri[h, RI_LOCK] = lock
@@ -60,12 +75,31 @@ def new_request(r: Rack, client: int, attempt: int, lock: int, mode: int, now: f
     return h
 
 
+@fast_jit
+def copy_request(r: Rack, h: int) -> int:
+    """A copy of the packet in row ``h`` (same content and wire id, flags clear); its row."""
+    top = r.cnt[K_FREE] - 1
+    r.cnt[K_FREE] = top
+    k = r.free[top]
+    ri = r.ri
+    gen = ri[k, RI_GEN] + 1
+    for col in range(ri.shape[1]):
+        ri[k, col] = ri[h, col]
+    for col in range(r.rf.shape[1]):
+        r.rf[k, col] = r.rf[h, col]
+    ri[k, RI_GEN] = gen
+    ri[k, RI_RID] = (gen << RID_BITS) | k
+    ri[k, RI_WHERE] = 0
+    ri[k, RI_FOLLOW] = -1
+    o = ri[h, RI_TXN] & RID_MASK
+    ri[k, RI_COPY] = ri[o, RI_COPY]
+    ri[o, RI_COPY] = k
+    ri[o, RI_REFS] += 1
+    return k
+
+
 @fast_jit_inline
-def free_request(r: Rack, h: int) -> None:
-    """Give row ``h`` back to the pool (counted in ``K_BAD_FREE`` if it was not taken)."""
-    if r.ri[h, RI_RID] < 0:
-        r.cnt[K_BAD_FREE] += 1
-        return
+def _give_back(r: Rack, h: int) -> None:
     r.ri[h, RI_RID] = -1
     r.ri[h, RI_WHERE] = 0
     top = r.cnt[K_FREE]
@@ -73,14 +107,60 @@ def free_request(r: Rack, h: int) -> None:
     r.cnt[K_FREE] = top + 1
 
 
+@fast_jit
+def _free_chained(r: Rack, h: int, o: int) -> None:
+    """Let row ``h`` of original ``o``'s chain go (a copy, or an original with copies)."""
+    ri = r.ri
+    if h != o:
+        p = o
+        while ri[p, RI_COPY] != h:
+            p = ri[p, RI_COPY]
+        ri[p, RI_COPY] = ri[h, RI_COPY]
+        _give_back(r, h)
+    ri[o, RI_REFS] -= 1
+    if ri[o, RI_REFS] == 0:
+        _give_back(r, o)
+    elif h == o:
+        ri[o, RI_WHERE] = IN_DEAD
+
+
+@fast_jit_inline
+def free_request(r: Rack, h: int) -> None:
+    """Let row ``h`` go (counted in ``K_BAD_FREE`` if it was not taken); rows of a chain
+    of copies go back to the pool as the module notes say."""
+    ri = r.ri
+    if ri[h, RI_RID] < 0 or ri[h, RI_WHERE] & IN_DEAD:
+        r.cnt[K_BAD_FREE] += 1
+        return
+    o = ri[h, RI_TXN] & RID_MASK
+    if h == o and ri[h, RI_REFS] == 1:
+        _give_back(r, h)
+    else:
+        _free_chained(r, h, o)
+
+
 @fast_jit_inline
 def take(r: Rack, rid: int, where: int) -> int:
-    """Pop request ``rid`` from the map flagged ``where``: its row, or -1 if not there."""
+    """Pop a row of wire id ``rid`` from the map flagged ``where`` (the original's row, else
+    a copy's): the row, or -1 if none is there."""
     h = rid & RID_MASK
-    if h >= r.ri.shape[0] or r.ri[h, RI_RID] != rid or (r.ri[h, RI_WHERE] & where) == 0:
+    if h >= r.ri.shape[0] or r.ri[h, RI_RID] != rid:
         return -1
-    r.ri[h, RI_WHERE] &= ~where
-    return h
+    while h >= 0:
+        if r.ri[h, RI_WHERE] & where:
+            r.ri[h, RI_WHERE] &= ~where
+            return h
+        h = r.ri[h, RI_COPY]
+    return -1
+
+
+@fast_jit_inline
+def fault(r: Rack) -> tuple[bool, float]:
+    """The next packet's fault draw: whether the network copies it, and its extra delay
+    (us; 0 = not held back)."""
+    k = r.cnt[K_FAULT]
+    r.cnt[K_FAULT] = k + 1
+    return r.faults[k, 0] != 0.0, r.faults[k, 1]
 
 
 @fast_jit_inline

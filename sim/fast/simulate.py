@@ -27,7 +27,10 @@ from sim.allocation import (
 from sim.fast.heap import Q_SEQ
 from sim.fast.model import FastModel, assemble, check_supported
 from sim.fast.state import (
+    K_COPIES,
+    K_IGNORED,
     K_LOST,
+    K_REORDERED,
     K_RETRIES,
     K_SERVER_DROPS,
     K_SERVER_GRANTS,
@@ -123,9 +126,12 @@ def summarise(model: FastModel, wall_s: float) -> SimResult:
         "switch_drops": r.sw_drops.tolist(),
         "server_drops": int(r.cnt[K_SERVER_DROPS]),
         "lost_packets": int(r.cnt[K_LOST]),
+        "copied_packets": int(r.cnt[K_COPIES]),
+        "reordered_packets": int(r.cnt[K_REORDERED]),
     }
     return result_of(model.config, model.requests_frame(), model.txns_frame(), engine=ENGINE,
                      wall_s=wall_s, retries=int(r.cnt[K_RETRIES]),
                      events=int(r.heap.cnt[Q_SEQ]), stale_grants=int(r.cnt[K_STALE]),
+                     ignored_grants=int(r.cnt[K_IGNORED]),
                      hold_us=model.hold_us, plan=model.plan, manager=manager,
                      open_waits=model.open_waits)

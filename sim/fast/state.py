@@ -9,11 +9,15 @@ One :class:`Rack` (a named tuple of numpy arrays, passed whole to compiled code)
   (busy-until times), links and counters, and the partition of lock ids over servers;
 - requests in flight (``ri``/``rf`` rows, a free-list pool): a request's id ``rid`` is
   ``generation * 2**RID_BITS + row``, unique in a run and mapped back to its row in O(1);
+  a copy the network makes is a row of its own carrying the original's id on the wire
+  (``RI_TXN``), chained from the original's row, which stays taken while copies live;
 - clients (``ci``/``cf`` rows), the locks they hold and their transactions, drawn in
   batches from the workload (``tx_*``);
-- the network's pre-drawn hop delays (negative = lost), the event heap, the recorder's
-  rows (records of :data:`sim.metrics.USE_DTYPE` and :data:`sim.metrics.TXN_DTYPE`, written
-  in place of the result: no row is copied), and scalar counters ``cnt``.
+- the network's pre-drawn hop delays (negative = lost) and faults (``faults[k]``: copy
+  flag, extra delay of a held-back packet; :class:`sim.network.Faults`), the event heap,
+  the recorder's rows (records of :data:`sim.metrics.USE_DTYPE` and
+  :data:`sim.metrics.TXN_DTYPE`, written in place of the result: no row is copied), and
+  scalar counters ``cnt``.
 
 Times are us (float64). Compiled code never allocates: before each event the loop checks
 that every growable array has room for the worst event, and returns to Python
@@ -35,11 +39,13 @@ RID_MASK = (1 << RID_BITS) - 1
 # requests: ri[h, :] int64, rf[h, :] float64
 RI_RID, RI_CLIENT, RI_ATTEMPT, RI_LOCK, RI_MODE, RI_OP, RI_SOURCE, RI_FOLLOW = range(8)
 RI_WHERE, RI_GEN, RI_SLOT = 8, 9, 10  # RI_SLOT: the switch queue slot of its grant, or -1
-N_RI = 11
+RI_TXN, RI_COPY, RI_REFS = 11, 12, 13  # wire id, next copy, live rows of an original's chain
+N_RI = 14
 RF_CREATED, RF_GRANT, RF_LEASE_END = range(3)
 N_RF = 3
 IN_WAITING = 1  # queued in the switch, ungranted (the switch node's ``waiting``)
 IN_PENDING = 2  # forwarded to a lock server (the manager's ``pending``)
+IN_DEAD = 4  # an original let go while copies of it live: kept for their lookups
 
 # clients: ci[c, :] int64, cf[c, :] float64
 CI_ATTEMPT, CI_NLOCKS, CI_PENDING, CI_NHELD, CI_TENANT, CI_PRIORITY = range(6)
@@ -55,7 +61,8 @@ SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
 # counters: cnt[:]
 (K_FREE, K_HOP, K_USES, K_TXNS, K_RETRIES, K_STALE, K_LOST, K_SERVER_GRANTS,
  K_SERVER_DROPS, K_SWITCH_EXPIRED, K_NEED_TXN, K_BAD_FREE) = range(12)
-N_CNT = 12
+K_FAULT, K_COPIES, K_REORDERED, K_IGNORED = 12, 13, 14, 15
+N_CNT = 16
 
 # parameters: pf[:] float64, pi[:] int64
 (P_HALF_RTT, P_PASS_US, P_PASS_GAP, P_THINK, P_LEASE_CLIENT, P_TIMEOUT, P_GAP_PER_LOCK,
@@ -63,8 +70,8 @@ N_CNT = 12
 N_PF = 12
 (I_LOSSY, I_FETCH_HOPS, I_EXTRA_HOPS, I_SERVERS, I_LEASE_MGR, I_INSTANT, I_FAST,
  I_PART_RANGE, I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS, I_SEED,
- I_BACKOFF_SLOTS) = range(15)
-N_PI = 15
+ I_BACKOFF_SLOTS, I_FAULTY) = range(16)
+N_PI = 16
 
 # events
 (E_BURST, E_GRANT, E_BEGIN, E_TIMER, E_COMMIT, E_SERVER, E_NOTIFY, E_PUSH, E_DEFER,
@@ -112,6 +119,7 @@ class Rack(NamedTuple):
     tx_mode: np.ndarray
     tx_size: np.ndarray
     hops: np.ndarray
+    faults: np.ndarray
     heap: Heap
     uses: np.ndarray
     txns: np.ndarray

@@ -3,13 +3,16 @@
 :class:`Oracle` is the rules of paper section 4.3 written plainly here, independently of the
 kernels: per lock, FIFO queues per priority class granted highest class first under the S/X
 rule, stopping at the first request that must wait; releases must match a holder by
-(txn, client) and mode; overflow is only buffered in ``q2``, a bounced push-back going back to
-its front; NOTIFY_SERVER pushes back from the head; the lease sweep drops expired holders lock
-by lock in the order the locks became served. Random scripts of acquires (served, overflow,
-bounced push-backs), releases (held, stale, of locks never served), notifications and sweeps
-go to the kernels (through :class:`netlock.lockserver.LockServer`, and through one state
-holding two servers as the fast engine uses it) and to the oracle; every step must give the
-same actions in the same order.
+(txn, client) and mode; an acquire whose (txn, client) already waits or holds at its served
+lock is a network copy and is dropped, while copies sent to ``q2`` are buffered like any
+request; overflow is only buffered in ``q2``, a bounced push-back going back to its front;
+NOTIFY_SERVER pushes back from the head; the lease sweep drops expired holders lock by lock
+in the order the locks became served. Random scripts of acquires (served, overflow, bounced
+push-backs, copies of acquires already sent), releases (held, stale, of locks never
+served), notifications and sweeps go to the kernels (through
+:class:`netlock.lockserver.LockServer`, and through one state holding two servers as the
+fast engine uses it) and to the oracle; every step must give the same actions in the same
+order.
 """
 
 from __future__ import annotations
@@ -49,6 +52,12 @@ class Oracle:
             else:
                 buf.append(req)
             return []
+        key = (req.txn_id, req.client_id)
+        if req.lock_id in self.served and (
+                key in self.holding[req.lock_id]
+                or any((r.txn_id, r.client_id) == key
+                       for queue in self.queues[req.lock_id].values() for r in queue)):
+            return [Action(ActionKind.DROP, req, reason=DropReason.DUPLICATE)]
         if req.lock_id not in self.served:
             self.served.append(req.lock_id)
             self.queues[req.lock_id], self.holding[req.lock_id] = {}, {}
@@ -150,6 +159,7 @@ acquire = st.tuples(st.just("acquire"), st.integers(0, LOCKS - 1), st.sampled_fr
                     st.integers(0, 3), st.integers(0, PRIORITIES - 1),
                     st.sampled_from(["served", "overflow"]))
 bounce = st.tuples(st.just("bounce"), st.integers(0, 40))
+duplicate = st.tuples(st.just("duplicate"), st.integers(0, 40))
 release = st.tuples(st.just("release"), st.integers(0, 40),
                     st.sampled_from(["held", "held", "sent", "other mode", "never served"]))
 notify = st.tuples(st.just("notify"), st.integers(0, 40), st.integers(0, 3))
@@ -157,15 +167,16 @@ notify_any = st.tuples(st.just("notify any"), st.integers(0, LOCKS - 1),
                        st.integers(0, PRIORITIES - 1), st.integers(0, 3))
 sweep = st.tuples(st.just("expire"), st.integers(1, 30))
 tick = st.tuples(st.just("tick"), st.integers(1, 10))
-scripts = st.lists(st.one_of(acquire, acquire, bounce, bounce, release, notify, notify,
-                             notify_any, sweep, tick), min_size=20, max_size=80)
+scripts = st.lists(st.one_of(acquire, acquire, bounce, bounce, duplicate, release, notify,
+                             notify, notify_any, sweep, tick), min_size=20, max_size=80)
 
 
-def run(script: list[tuple], got_server, oracle) -> None:
+def run(script: list[tuple], got_server, oracle) -> list[Action]:
     """Play ``script`` on both. A bounce returns a pushed-back request to ``q2``, as the
     switch does when its queue is full again; a notify names a (lock, class) that overflowed
-    (``notify any``: any one)."""
+    (``notify any``: any one). Every action, in order."""
     now = 0
+    log: list[Action] = []
     sent: list[LockRequest] = []
     granted: list[LockRequest] = []
     pushed: list[LockRequest] = []
@@ -175,7 +186,7 @@ def run(script: list[tuple], got_server, oracle) -> None:
         if kind == "tick":
             now += step[1]
             continue
-        if kind in ("acquire", "bounce", "release"):
+        if kind in ("acquire", "bounce", "duplicate", "release"):
             if kind == "acquire":
                 _, lock, mode, client, priority, how = step
                 req = LockRequest(Op.ACQUIRE, mode, lock, len(sent), client, client % 2,
@@ -183,6 +194,10 @@ def run(script: list[tuple], got_server, oracle) -> None:
                 sent.append(req)
                 if req.overflow:
                     overflowed.append((lock, priority))
+            elif kind == "duplicate":
+                if not sent:
+                    continue
+                req = sent[step[1] % len(sent)]
             elif kind == "bounce":
                 if not pushed:
                     continue
@@ -207,8 +222,10 @@ def run(script: list[tuple], got_server, oracle) -> None:
         else:
             got, want = got_server.expire(now, step[1]), oracle.expire(now, step[1])
         assert got == want, f"step {step} at {now} us"
+        log += want
         granted += [a.request for a in want if a.kind == ActionKind.GRANT]
         pushed += [a.request for a in want if a.kind == ActionKind.PUSH_BACK]
+    return log
 
 
 @settings(max_examples=200, deadline=None)
@@ -230,6 +247,16 @@ def test_a_bounced_push_back_goes_to_the_front_of_q2():
               ("acquire", 0, Mode.SHARED, 1, 0, "overflow"),
               ("notify", 0, 1), ("bounce", 0), ("notify", 0, 2)]
     run(script, LockServer(), Oracle())
+
+
+def test_a_copy_of_a_waiting_or_held_acquire_is_dropped_and_a_later_one_is_served():
+    script = [("acquire", 1, Mode.EXCLUSIVE, 0, 0, "served"),
+              ("acquire", 1, Mode.EXCLUSIVE, 1, 0, "served"),
+              ("duplicate", 0), ("duplicate", 1), ("release", 0, "held"),
+              ("duplicate", 0), ("acquire", 2, Mode.SHARED, 2, 0, "overflow"),
+              ("duplicate", 2)]
+    log = run(script, LockServer(), Oracle())
+    assert [a.reason for a in log].count(DropReason.DUPLICATE) == 2
 
 
 def test_lower_classes_wait_behind_a_blocked_higher_class_and_leases_run_out():

@@ -20,10 +20,11 @@ from typing import Any
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from netlock.dataplane.layout import R_COUNT
-from netlock.packets import Action, ActionKind, LockRequest, Mode, Op
+from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
 from netlock.plan import Plan
 from sim.allocation import Partition
 from sim.engine import ACQUIRE, Engine, Req
+from sim.managers.netlock.inflight import ByRid
 from sim.managers.netlock.servers import ServerNode
 from sim.managers.netlock.switch import SwitchNode
 from sim.network import Network
@@ -69,7 +70,8 @@ class NetLockManager:
         self.servers = [ServerNode(self, s, config.servers.cores, config.servers.packet_us)
                         for s in range(config.servers.count)]
         self.owner_of = list(range(config.servers.count))
-        self.pending: dict[int, Req] = {}
+        self.pending = ByRid()
+        """Acquires forwarded to lock servers, until granted or pushed back."""
         self.server_grants = 0
         self.server_drops = 0
         self.active = self.switch
@@ -146,7 +148,7 @@ class NetLockManager:
         lreq = LockRequest(OPS[req.op], MODES[req.mode], req.lock, req.rid, req.client.cid,
                            req.tenant, priority, int(now), overflow=overflow)
         if req.op == ACQUIRE:
-            self.pending[req.rid] = req
+            self.pending.put(req)
         hop = self.network.reliable_hop() if overflow else self.network.hop()
         if hop >= 0:
             arrival = server.up.arrival(now + delay + hop)
@@ -175,7 +177,7 @@ class NetLockManager:
         for action in actions:
             kind = action.kind
             if kind == ActionKind.GRANT:
-                req = self.pending.pop(action.request.txn_id, None)
+                req = self.pending.take(action.request.txn_id)
                 if req is None or self.stopped:
                     continue
                 req.source = SERVER
@@ -188,12 +190,14 @@ class NetLockManager:
                 arrival = server.down.arrival(now + delay + self.network.reliable_hop())
                 self.engine.call_later(arrival - now, self.push_back, action.request)
             else:
+                if action.reason == DropReason.DUPLICATE:
+                    self.pending.take(action.request.txn_id)
                 self.server_drops += 1
 
     def push_back(self, lreq: LockRequest) -> None:
         """A request a server sends back reaches the switch: a push-back from its overflow
         buffer, or (not marked) a request it held aside while a lock moved in."""
-        req = self.pending.pop(lreq.txn_id, None)
+        req = self.pending.take(lreq.txn_id)
         if req is not None and not self.stopped:
             self.node_for(req.lock).acquire(req, int(lreq.push_back))
 
@@ -233,6 +237,7 @@ class NetLockManager:
 
     def stats(self) -> dict[str, Any]:
         sw = self.active
+        faults = self.network.faults
         out = {
             "server_grants": self.server_grants,
             "switch_expired": sw.dp.expired_total,
@@ -242,6 +247,8 @@ class NetLockManager:
             "switch_drops": sw.drops,
             "server_drops": self.server_drops,
             "lost_packets": self.network.lost,
+            "copied_packets": 0 if faults is None else faults.copies,
+            "reordered_packets": 0 if faults is None else faults.reordered,
         }
         if sw.probe is not None:
             out.update(sw.probe.to_dict())

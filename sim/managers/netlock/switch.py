@@ -33,6 +33,7 @@ from netlock.dataplane.layout import (
 )
 from sim.engine import Req
 from sim.managers.netlock.fused import entry_point, release_then_acquire
+from sim.managers.netlock.inflight import ByRid
 
 if TYPE_CHECKING:
     from sim.managers.netlock.manager import NetLockManager
@@ -95,7 +96,7 @@ class SwitchNode:
                                          0, -1, 0, -1, 0, 0, 0, -1, -1, 0, 0, 0, 0),
                              *arrays, self.res)
         self.free_at = 0.0
-        self.waiting: dict[int, Req] = {}
+        self.waiting = ByRid()
         self.drops = [0] * 8
         self.probe: SwitchProbe | None = None
         self.table: dict[int, int] = {}
@@ -201,7 +202,7 @@ class SwitchNode:
 
     def _after_acquire(self, req: Req, i: int, n: int, out: memoryview, delay: float) -> None:
         if n == 0:
-            self.waiting[req.rid] = req
+            self.waiting.put(req)
             if self.probe is not None:
                 self.probe.entered(req, self.env._now)
             return
@@ -243,8 +244,7 @@ class SwitchNode:
             base = row * N_OUT_COLS
             kind = out[base + O_KIND]
             if kind == GRANT:
-                granted = req if out[base + O_SELF] else self.waiting.pop(out[base + O_TXN],
-                                                                          None)
+                granted = req if out[base + O_SELF] else self.waiting.take(out[base + O_TXN])
                 if granted is not None:
                     granted.slot = out[base + O_SLOT]
                     self.grant(granted, delay)
