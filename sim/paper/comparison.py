@@ -17,6 +17,10 @@ NAMES = {"netlock": "NetLock", "dslr": "DSLR", "drtm": "DrTM", "netchain": "NetC
 UNSAFE = ("drtm",)
 """Designs whose own rules allow two holders (DrTM's lease-based shared locks, when a hold
 outlasts the lease): their violations are reported, not held against the figure."""
+QUEUED = ("netlock", "dslr")
+"""Designs that queue waiters and so promise liveness; fail-and-retry designs (DrTM,
+NetChain) may leave a lock idle while its requester backs off, which the liveness checker
+counts as ``stalled``: reported, not held against the figure."""
 
 
 def _table(experiment, results) -> pd.DataFrame:
@@ -51,11 +55,15 @@ def _checks(table: pd.DataFrame) -> list[Check]:
                 t.loc["netchain", "retries"] > 5 * max(1, me["retries"]),
                 f"NetChain {t.loc['netchain', 'retries']:,}, NetLock {me['retries']:,}"))
     safe = table[~table[KIND].isin(UNSAFE)]
-    bad = int(safe["violations"].sum()) + int(safe["stalled"].sum())
-    checks.append(Check("NetLock, DSLR and NetChain runs are safe and live", bad == 0,
-                        f"violations {int(safe['violations'].sum())}, "
-                        f"stalled {int(safe['stalled'].sum())}; DrTM violations "
-                        f"{int(table[table[KIND].isin(UNSAFE)]['violations'].sum())}"))
+    queued = table[table[KIND].isin(QUEUED)]
+    others = table[~table[KIND].isin(QUEUED)].groupby(KIND)[["violations", "stalled"]].sum()
+    checks.append(Check(
+        "every run but DrTM's is safe; NetLock and DSLR runs are live",
+        int(safe["violations"].sum()) == 0 and int(queued["stalled"].sum()) == 0,
+        f"violations {int(safe['violations'].sum())}, NetLock/DSLR stalled "
+        f"{int(queued['stalled'].sum())}; " + ", ".join(
+            f"{NAMES.get(k, k)} violations {int(r['violations'])} stalled {int(r['stalled'])}"
+            for k, r in others.iterrows())))
     return checks
 
 
