@@ -27,7 +27,7 @@ from netlock.memory import check_fits
 from sim.footprint import run_needs
 from sim.plots import plot_sweep
 from sim.simulate import run_engine
-from sim.sweep import grid_points, parse_grid, run_sweep
+from sim.sweep import claim_out, grid_points, parse_grid, run_sweep
 
 
 class Engine(str, Enum):
@@ -124,7 +124,11 @@ def sweep_command(
         rich_help_panel=CONFIG_PANEL)] = None,
     sets: SetOpt = None,
     resume: Annotated[bool, typer.Option(
-        "--resume", help="skip the points already finished under --out")] = False,
+        "--resume", help="continue the sweep under --out: skip the points already finished")]
+    = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="replace an earlier sweep under --out (without it, or --resume, an "
+        "--out holding one is refused)")] = False,
     common_seed: Annotated[bool, typer.Option(
         "--common-seed", help="run every point with the base sim.seed instead of a seed "
         "derived from the point's values")] = False,
@@ -148,6 +152,7 @@ def sweep_command(
     points = grid_points(base, axes, common_seed)
     for point in points:
         check_fits(run_needs(point.config), prefix=f"--grid {point.values}: ")
+    claim_out(out, resume, force)
     n_workers = workers or max(1, os.cpu_count() or 1)
     console = Console(stderr=True)
     with Progress("[progress.description]{task.description}", BarColumn(),

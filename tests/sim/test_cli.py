@@ -81,6 +81,17 @@ def test_sweep_writes_table_plots_and_points_then_resumes(run, tmp_path):
     assert again.exit_code == 0, again.output
     assert {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.json")} == stamps
     pd.testing.assert_frame_equal(pd.read_parquet(out / "results.parquet"), table)
+    refused = run(*args)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == (f"netlock: error: --out {out}: holds an earlier sweep "
+                                      f"(points, results.parquet, results.csv); add --resume "
+                                      f"to continue it or --force to replace it")
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.json")} == stamps
+    smaller = [a if a != "switch.slots=0,100000" else "switch.slots=0" for a in args]
+    replaced = run(*smaller, "--force")
+    assert replaced.exit_code == 0, replaced.output
+    assert len(list((out / "points").glob("*.json"))) == 2, "the old points are gone"
+    assert len(pd.read_parquet(out / "results.parquet")) == 2
 
 
 @pytest.mark.parametrize(("grid", "message"), [
