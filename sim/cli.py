@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
@@ -21,6 +20,7 @@ from netlock.cli.common import (
     parse_sets,
     set_option,
 )
+from netlock.cli.console import console, progress_bar, status
 from netlock.config import load_config
 from netlock.errors import ConfigError
 from netlock.memory import check_fits
@@ -75,13 +75,32 @@ def sim_command(
     cfg = load_config(config, parse_sets(sets))
     chosen = _engine(cfg.sim.engine, engine)
     check_fits(run_needs(cfg, chosen))
-    result = run_engine(cfg, chosen)
+    if chosen == "fast":
+        compile_fast_engine()
+    with progress_bar(f"simulating ({chosen} engine)", cfg.sim.end_s * 1e6, unit="ms",
+                      scale=1e3, transient=as_json) as update:
+        result = run_engine(cfg, chosen, progress=lambda now_us, _end: update(now_us))
     if out is not None:
         result.write(out, fmt)
     if as_json:
         emit_json(result.to_json())
     else:
         _print_summary(result.summary)
+
+
+def compile_fast_engine() -> None:
+    """Compile the fast engine into numba's cache now if it is not there, saying so (the
+    first run on a machine sits minutes in the compiler; later ones load it in a second)."""
+    from sim.fast._jit import cache_is_cold
+
+    if not cache_is_cold():
+        return
+    from sim.fast.warm import warm
+
+    with status("compiling the fast engine into numba's cache: once per machine (2-3 "
+                "minutes); later runs load it in about a second"):
+        seconds = warm()
+    console().print(f"fast engine compiled in {seconds:.0f} s")
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -102,7 +121,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
     ]
     for name, value in rows:
         table.add_row(name, str(value))
-    Console().print(table)
+    console(stderr=False).print(table)
 
 
 @guarded
@@ -154,11 +173,13 @@ def sweep_command(
         check_fits(run_needs(point.config), prefix=f"--grid {point.values}: ")
     claim_out(out, resume, force)
     n_workers = workers or max(1, os.cpu_count() or 1)
-    console = Console(stderr=True)
+    if chosen == "fast" and scheduler is None:
+        compile_fast_engine()
+    log = console()
     with Progress("[progress.description]{task.description}", BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=log,
                   transient=as_json) as bar:
-        task = bar.add_task("sweep", total=len(points))
+        task = bar.add_task("sweep points", total=len(points))
         table = run_sweep(points, out, n_workers, resume,
                           progress=lambda done, total: bar.update(task, completed=done),
                           scheduler=scheduler)
@@ -168,7 +189,7 @@ def sweep_command(
                    "results": str(out / "results.parquet"),
                    "plots": [str(p) for p in plots]})
     else:
-        console.print(f"{len(points)} points -> {out / 'results.csv'}, {len(plots)} plots")
+        log.print(f"{len(points)} points -> {out / 'results.csv'}, {len(plots)} plots")
 
 
 def register(app: typer.Typer) -> None:
