@@ -1,4 +1,5 @@
-"""Commands contributed by ``sim``: ``netlock sim`` (one run) and ``netlock sweep`` (a grid)."""
+"""Commands contributed by ``sim``: ``netlock sim`` (one run), ``netlock sweep`` (a grid) and
+``netlock plot`` (the figures of one run)."""
 
 from __future__ import annotations
 
@@ -192,7 +193,36 @@ def sweep_command(
         log.print(f"{len(points)} points -> {out / 'results.csv'}, {len(plots)} plots")
 
 
+@guarded
+def plot_command(
+    result_dir: Annotated[Path, typer.Argument(
+        metavar="RESULT_DIR", help="folder written by netlock sim --out")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="folder for the PNGs (default: RESULT_DIR)",
+        rich_help_panel=OUTPUT_PANEL)] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Plot a simulation run: throughput over time, the latency CDF, and the split of
+    grants between the switch and the lock servers (timeseries.png, latency_cdf.png,
+    split.png).
+
+    Example:
+
+        netlock sim configs/micro-exclusive.yaml --out run && netlock plot run
+    """
+    from sim.runplots import load_run, plot_run
+
+    found = load_run(result_dir)
+    with status(f"plotting {result_dir}"):
+        written = plot_run(found, out)
+    if as_json:
+        emit_json({"plots": [str(p) for p in written]})
+    else:
+        console().print(f"wrote {', '.join(str(p) for p in written)}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``sim`` and ``sweep`` to the ``netlock`` app."""
+    """Add ``sim``, ``sweep`` and ``plot`` to the ``netlock`` app."""
     app.command("sim")(sim_command)
     app.command("sweep")(sweep_command)
+    app.command("plot")(plot_command)
