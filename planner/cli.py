@@ -56,7 +56,7 @@ def _coarse(text: str | None) -> int | str | None:
 @guarded
 def plan_command(
     trace: Annotated[Path, typer.Argument(help="workload trace, .csv or .parquet "
-                                          "(columns in contracts.md)")],
+                                          "(columns: docs/formats.md, Workload trace)")],
     out: Annotated[Path, typer.Option("--out", help="plan file to write (YAML; a Parquet "
                                       "side file is added for large plans)",
                                       rich_help_panel=OUTPUT_PANEL)],
@@ -109,8 +109,8 @@ def plan_command(
 
         netlock plan new.parquet --slots 5000 --live plan.yaml --out plan2.yaml
 
-    A bad trace prints one line naming its file, row and column, exits 2
-    and writes nothing.
+    The trace's columns and the plan file are in docs/formats.md. A bad trace
+    prints one line naming its file, row and column, exits 2 and writes nothing.
     """
     from dataclasses import replace
 

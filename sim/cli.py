@@ -70,6 +70,10 @@ def sim_command(
         netlock sim configs/micro-exclusive.yaml --set workload.think_time_us=10 --json
 
         netlock sim configs/tpcc-low.yaml --engine fast --set sim.duration_s=1
+
+    The run lasts sim.warmup_s, then the measured sim.duration_s. The JSON keys and the
+    tables under --out are in docs/formats.md ("Simulation result"); netlock plot DIR draws
+    them.
     """
     if fmt not in ("parquet", "csv"):
         raise ConfigError(f"--format: must be parquet or csv, got {fmt!r}")
@@ -160,6 +164,8 @@ def sweep_command(
 
         netlock sweep configs/memory-vs-think-time.yaml --grid switch.slots=500,1000,2000
         --grid workload.think_time_us=0,10,100 --out results/fig14a --workers 2 --engine fast
+
+    What --out holds: docs/formats.md ("Sweep folder").
     """
     base = load_config(config, parse_sets(sets))
     chosen = _engine(base.sim.engine, engine)
