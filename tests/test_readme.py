@@ -78,7 +78,7 @@ def test_readme_session_runs(tmp_path: Path) -> None:
     assert summary["rates"] == "closed-loop"  # --config: the rates the rack's clients offer
     untracked = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
                                cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert untracked.stdout.split("\n")[:-1] == ["?? configs"], \
+    assert untracked.stdout.split("\n")[:-1] == ["?? .gitignore", "?? configs"], \
         ".gitignore should cover what the session writes"
 
 
