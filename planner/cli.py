@@ -23,6 +23,7 @@ from netlock.cli.common import (
     set_option,
     stderr,
 )
+from netlock.cli.console import console as make_console
 from netlock.cli.console import status
 from netlock.errors import ConfigError, PlanError
 
@@ -114,8 +115,6 @@ def plan_command(
     """
     from dataclasses import replace
 
-    from rich.console import Console
-
     from netlock.memory import Need, check_fits
     from netlock.plan_io import load_plan
     from planner import settings
@@ -142,16 +141,17 @@ def plan_command(
         raise ConfigError(found)
     live_plan = load_plan(live) if live is not None else None
     large = trace.is_file() and trace.stat().st_size >= LARGE_TRACE_BYTES
-    with status(f"reading {trace}") if large else nullcontext():
+    with status(f"reading {trace}", terminal_only=True) if large else nullcontext():
         data = read_trace(trace)
-    console = Console(stderr=as_json)
+    console = make_console(stderr=as_json)
     if group == "auto":
         scored = score_groups(data, geometry, options.slots, options.server_rate_rps,
                               options.contention)
         chosen = best_group(scored)
         console.print(_coarse_table(scored, chosen.group))
         options = replace(options, coarse_group=chosen.group)
-    with status(f"planning {len(data):,} requests") if large else nullcontext():
+    with status(f"planning {len(data):,} requests", terminal_only=True) if large \
+            else nullcontext():
         report = make_plan(data, geometry, options, live_plan, trace_digest(trace),
                            live_source=str(live))
     if plot is not None:

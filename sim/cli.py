@@ -185,7 +185,7 @@ def sweep_command(
     log = console()
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=log,
-                  transient=as_json) as bar:
+                  transient=as_json, disable=not log.is_terminal) as bar:
         task = bar.add_task("sweep points", total=len(points))
         table = run_sweep(points, out, n_workers, resume,
                           progress=lambda done, total: bar.update(task, completed=done),

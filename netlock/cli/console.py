@@ -2,7 +2,8 @@
 
 On a terminal rich uses its width and animates status lines and progress bars. Elsewhere (a
 pipe, a log file, CI) nothing animates and printed lines are never wrapped: a status is one
-plain line when it starts, and a progress bar shows once, finished.
+plain line when it starts (unless it is for terminals only), and a progress bar is not shown,
+so that an error found while it runs is still the only line on stderr.
 """
 
 from __future__ import annotations
@@ -26,15 +27,18 @@ def console(stderr: bool = True) -> Console:
 
 
 @contextmanager
-def status(message: str, log: Console | None = None) -> Iterator[None]:
+def status(message: str, log: Console | None = None,
+           terminal_only: bool = False) -> Iterator[None]:
     """A status line on stderr while the block runs: a spinner on a terminal, else the
-    message once."""
+    message once (not at all with ``terminal_only``: for blocks that may end in a bad-input
+    error, which must stay the only line)."""
     log = log or console()
     if log.is_terminal:
         with log.status(message):
             yield
     else:
-        log.print(message)
+        if not terminal_only:
+            log.print(message)
         yield
 
 
@@ -47,6 +51,7 @@ def progress_bar(description: str, total: float, unit: str = "", scale: float = 
     log = log or console()
     shown = TextColumn(f"{{task.completed:,.1f}} / {{task.total:,.1f}} {unit}".rstrip())
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), shown,
-                  TimeElapsedColumn(), console=log, transient=transient) as bar:
+                  TimeElapsedColumn(), console=log, transient=transient or not log.is_terminal,
+                  disable=not log.is_terminal) as bar:
         task = bar.add_task(description, total=total / scale)
         yield lambda done: bar.update(task, completed=done / scale)
