@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo test test-slow lint bench figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,27 @@ lint: $(TEST_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/netlock bench
+
+# The README's figures (docs/img), from the README session's commands, in build/figures.
+FIG := build/figures
+figures: $(STAMP)
+	rm -rf $(FIG) && mkdir -p $(FIG) docs/img
+	cd $(FIG) && ln -s ../../configs configs && \
+	../../$(BIN)/netlock trace gen micro --config configs/micro-exclusive.yaml --out zipf.parquet \
+	    --requests 200000 --set workload.locks=20000 --set workload.zipf=0.99 && \
+	../../$(BIN)/netlock plan zipf.parquet --config configs/micro-exclusive.yaml --slots 2000 \
+	    --set workload.locks=20000 --out plan.yaml --plot plan.png && \
+	../../$(BIN)/netlock sim configs/micro-exclusive.yaml --set workload.locks=20000 \
+	    --set workload.zipf=0.99 --set policy.plan=plan.yaml --set sim.duration_s=0.004 \
+	    --set sim.timeseries_bin_s=0.0002 --out run && \
+	../../$(BIN)/netlock plot run && \
+	../../$(BIN)/netlock sweep configs/memory-vs-think-time.yaml --engine fast \
+	    --grid switch.slots=0,1000,5000,20000,100000 --grid workload.think_time_us=0,10,100 \
+	    --set sim.duration_s=0.005 --out sweep --workers 2
+	cp $(FIG)/plan.png docs/img/plan.png
+	cp $(FIG)/run/timeseries.png $(FIG)/run/latency_cdf.png $(FIG)/run/split.png docs/img/
+	cp $(FIG)/sweep/throughput_rps.png docs/img/sweep-throughput.png
+	cp $(FIG)/sweep/switch_share.png docs/img/sweep-switch-share.png
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -67,7 +67,8 @@ def device_schema(bfrt_info: Any, profile: SwitchProfile, where: str) -> Schema:
             tables.append(_table(bfrt_info.table_get(name).info))
         except KeyError as exc:
             raise TargetError(f"{where}: program {profile.program}: profile table {name!r} does "
-                              f"not match the running program ({first_line(exc)})") from None
+                              f"not match the running program ({first_line(exc)})"
+                              f"{profile.counter_hint(name)}") from None
     return Schema(tuple(tables), f"program {profile.program} on {where}")
 
 

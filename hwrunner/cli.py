@@ -47,7 +47,8 @@ StateOpt = Annotated[Path | None, typer.Option(
     "back afterwards", rich_help_panel=TARGET_PANEL)]
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", help="switch profile: a shipped name (configs/switch/NAME.yaml) or a YAML "
-    "file \\[default: the one --state was saved with, else netlock-public]",
+    "file \\[default: the one --state was saved with, else netlock-stats, the public program "
+    "with per-lock counters; netlock-public: without them]",
     rich_help_panel=TARGET_PANEL)]
 BfrtOpt = Annotated[Path | None, typer.Option(
     "--bfrt", help="the program's bf-rt.json: check the profile and every write against it "
@@ -218,12 +219,26 @@ def stats_command(
         driver.close()
     if out is not None:
         write_stats(table, out)
-    summary = stats_summary(driver.target, table, window)
+    summary = stats_summary(driver.target, table, window, prof.has("requests"))
     if as_json:
         emit_json(summary)
-    else:
-        for key, value in summary.items():
-            typer.echo(f"{key}: {value}")
+        return
+    for key, value in summary.items():
+        typer.echo(f"{key}: {_stats_value(key, value, prof.name)}")
+
+
+def _stats_value(key: str, value: object, profile: str) -> str:
+    """A ``netlock stats`` value for people: what a missing one means and how to get it."""
+    if value is not None:
+        if isinstance(value, float):
+            return f"{value:,.0f}" if key.endswith("_rps") else f"{value:g}"
+        return str(value)
+    if key == "window_s":
+        return "unknown (give --window-s, or replay traffic with netlock traffic)"
+    if key == "requests":
+        return (f"not counted (profile {profile} has no per-lock request counter; push with "
+                f"--profile netlock-stats)")
+    return "not computed (needs the request counters and a window)"
 
 
 @guarded
@@ -294,7 +309,7 @@ def autopilot_command(
     found = options.problem()
     if found:
         raise ConfigError(found)
-    prof = resolve_profile(profile, state, "netlock-stats")
+    prof = resolve_profile(profile, state)
     plan = load_plan(plan_file)
     check_fits(plan, prof)
     if traffic is not None and target != EMULATOR:

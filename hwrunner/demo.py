@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from netlock.cli.common import emit_json, guarded, parse_sets
+from netlock.cli.console import console
 from netlock.config import Config, load_config
 from netlock.rack import Rack, ReplayResult, replay_trace
 
@@ -131,6 +132,18 @@ def _table(result: DemoResult) -> Table:
     return table
 
 
+def next_steps(result: DemoResult) -> str:
+    """What to try after the demo, on the files it wrote."""
+    return "\n".join([
+        "next:",
+        f"  netlock plan {result.trace_path} --slots 500 --out plan.yaml --plot plan.png",
+        f"  netlock sim configs/demo.yaml --set policy.plan={result.plan_path} --out run",
+        "  netlock plot run",
+        f"  netlock stats --state {result.state_path}",
+        "  netlock --help    (every command's --help has examples; the README has a session)",
+    ])
+
+
 def register(app: typer.Typer) -> None:
     @app.command("demo")
     @guarded
@@ -154,11 +167,12 @@ def register(app: typer.Typer) -> None:
         Example: netlock demo --set switch.slots=500 --out demo-out
         """
         cfg = load_config(config, parse_sets(sets))
-        log = Console(stderr=True)
+        log = console()
         result = run_demo(cfg, out, requests, log)
         if json_out:
             emit_json(result.to_json())
         else:
-            Console().print(_table(result))
+            console(stderr=False).print(_table(result))
+            log.print(next_steps(result))
         if not result.push["verified"] or result.sim["violations"]:
             raise typer.Exit(1)

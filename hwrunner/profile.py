@@ -29,7 +29,10 @@ SLOT_REGISTERS = ("mode", "tid", "ip", "client_id", "timestamp_hi", "timestamp_l
 PARTITION_MATCHES = ("ternary", "range")
 
 PROFILE_DIR = Path(__file__).resolve().parents[1] / "configs" / "switch"
-DEFAULT_PROFILE = "netlock-public"
+DEFAULT_PROFILE = "netlock-stats"
+"""The profile every command takes when none is named and no state file names one: the
+public program with the per-lock counters ``netlock stats`` and ``netlock autopilot`` read
+(``netlock-public`` is the program without them)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,15 @@ class SwitchProfile:
 
     def register(self, concept: str) -> RegisterField:
         return self.lock_registers[concept]
+
+    def counter_hint(self, table: str) -> str:
+        """What to do when ``table`` is missing from a program: empty, unless it is one of
+        the optional per-lock counters (then: the profile for a program without them)."""
+        if not any(self.lock_registers[c].register == table
+                   for c in OPTIONAL_LOCK_REGISTERS if c in self.lock_registers):
+            return ""
+        return (f"; profile {self.name} expects the per-lock counters of netlock stats, for a "
+                f"program without them use --profile netlock-public")
 
     def has(self, concept: str) -> bool:
         return concept in self.lock_registers

@@ -103,7 +103,7 @@ class PushResult:
     problems: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        """The ``netlock push --json`` object (contracts.md)."""
+        """The ``netlock push --json`` object (docs/formats.md)."""
         return {"target": self.target, "operations": self.operations, "verified": self.verified,
                 "migrated_locks": self.migrated_locks, "wall_s": self.wall_s}
 

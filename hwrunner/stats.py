@@ -5,7 +5,8 @@ program counts them; summed over pipes), the peak queue occupancy (switch queue 
 buffered at the lock server; the current occupancy when the program keeps no peak), and the
 holders now. Queue state is read from the profile's ``traffic_pipe``, the pipe lock packets go
 through: the other pipes' copies keep what the control plane last wrote.
-r_i = requests / window (requests per second); c_i = the peak occupancy, at least 1.
+r_i = requests / window (requests per second); c_i = the peak occupancy, at least 1. A
+program without the request counter leaves ``requests`` empty (null), not a sentinel.
 """
 
 from __future__ import annotations
@@ -58,11 +59,11 @@ def read_stats(driver: Driver, profile: SwitchProfile, window_s: float | None = 
     held = _state(driver, profile, "server_held", index)
     occupancy = queued + held
     has_requests = profile.has("requests")
-    requests = (_pipe_sum(driver, profile, "requests", index) if has_requests
-                else np.full(len(index), -1, dtype=np.int64))
+    requests = (pd.array(_pipe_sum(driver, profile, "requests", index), dtype="Int64")
+                if has_requests else pd.array([pd.NA] * len(index), dtype="Int64"))
     peak = (_state(driver, profile, "peak_occupancy", index)
             if profile.has("peak_occupancy") else occupancy)
-    rate = (requests / window_s if has_requests and window_s
+    rate = (requests.to_numpy(np.float64) / window_s if has_requests and window_s
             else np.full(len(index), np.nan))
     frame = pd.DataFrame({
         "lock_id": lock_id, "index": index, "slots": slots, "requests": requests,
@@ -92,9 +93,10 @@ def write_stats(frame: pd.DataFrame, path: Path) -> None:
         atomic.write_with(path, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
-def stats_summary(target: str, frame: pd.DataFrame, window_s: float | None) -> dict:
-    """The ``netlock stats --json`` object."""
-    counted = bool(len(frame)) and bool((frame["requests"] >= 0).all())
+def stats_summary(target: str, frame: pd.DataFrame, window_s: float | None,
+                  counted: bool) -> dict:
+    """The ``netlock stats --json`` object; ``counted``: the program counts requests (else
+    ``requests`` and ``total_rps`` are null)."""
     return {
         "target": target,
         "locks": len(frame),

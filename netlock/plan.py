@@ -41,7 +41,7 @@ class PlanInputs:
 
 @dataclass(frozen=True)
 class PlanSummary:
-    """The ``netlock plan --json`` summary (contracts.md); rates in rps."""
+    """The ``netlock plan --json`` summary (docs/formats.md); rates in rps."""
 
     policy: str
     slots_total: int

@@ -6,6 +6,7 @@ imported inside the commands so that ``netlock --help`` stays fast.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -22,6 +23,8 @@ from netlock.cli.common import (
     set_option,
     stderr,
 )
+from netlock.cli.console import console as make_console
+from netlock.cli.console import status
 from netlock.errors import ConfigError, PlanError
 
 if TYPE_CHECKING:
@@ -35,6 +38,10 @@ ConfigOpt = Annotated[Path | None, typer.Option(
     rich_help_panel=CONFIG_PANEL)]
 SetOpt = set_option("switch.slots=5000")
 JsonOpt = json_option("tables and warnings go to")
+LARGE_TRACE = 1_000_000
+"""Rows from which ``trace gen`` shows a status line (about a second of work and more)."""
+LARGE_TRACE_BYTES = 20_000_000
+"""Trace file size from which ``plan`` shows status lines while it reads and plans."""
 
 
 def _coarse(text: str | None) -> int | str | None:
@@ -50,7 +57,7 @@ def _coarse(text: str | None) -> int | str | None:
 @guarded
 def plan_command(
     trace: Annotated[Path, typer.Argument(help="workload trace, .csv or .parquet "
-                                          "(columns in contracts.md)")],
+                                          "(columns: docs/formats.md, Workload trace)")],
     out: Annotated[Path, typer.Option("--out", help="plan file to write (YAML; a Parquet "
                                       "side file is added for large plans)",
                                       rich_help_panel=OUTPUT_PANEL)],
@@ -103,12 +110,10 @@ def plan_command(
 
         netlock plan new.parquet --slots 5000 --live plan.yaml --out plan2.yaml
 
-    A bad trace prints one line naming its file, row and column, exits 2
-    and writes nothing.
+    The trace's columns and the plan file are in docs/formats.md. A bad trace
+    prints one line naming its file, row and column, exits 2 and writes nothing.
     """
     from dataclasses import replace
-
-    from rich.console import Console
 
     from netlock.memory import Need, check_fits
     from netlock.plan_io import load_plan
@@ -135,16 +140,20 @@ def plan_command(
     if found:
         raise ConfigError(found)
     live_plan = load_plan(live) if live is not None else None
-    data = read_trace(trace)
-    console = Console(stderr=as_json)
+    large = trace.is_file() and trace.stat().st_size >= LARGE_TRACE_BYTES
+    with status(f"reading {trace}", terminal_only=True) if large else nullcontext():
+        data = read_trace(trace)
+    console = make_console(stderr=as_json)
     if group == "auto":
         scored = score_groups(data, geometry, options.slots, options.server_rate_rps,
                               options.contention)
         chosen = best_group(scored)
         console.print(_coarse_table(scored, chosen.group))
         options = replace(options, coarse_group=chosen.group)
-    report = make_plan(data, geometry, options, live_plan, trace_digest(trace),
-                       live_source=str(live))
+    with status(f"planning {len(data):,} requests", terminal_only=True) if large \
+            else nullcontext():
+        report = make_plan(data, geometry, options, live_plan, trace_digest(trace),
+                           live_source=str(live))
     if plot is not None:
         from planner.plot import plot_plan
 
@@ -230,8 +239,10 @@ def trace_gen_command(
     cfg = settings.run_config(config, parse_sets(sets), {"workload.kind": kind.value})
     check_fits(trace_needs(cfg, requests))
     workload = workload_from_config(cfg)
-    columns = trace_from_config(cfg, requests, seed, workload)
-    write_trace(columns, out)
+    with status(f"generating {requests:,} requests -> {out}") if requests >= LARGE_TRACE \
+            else nullcontext():
+        columns = trace_from_config(cfg, requests, seed, workload)
+        write_trace(columns, out)
     result = {
         "out": str(out), "kind": kind.value, "requests": len(columns["lock_id"]),
         "transactions": len(np.unique(columns["txn_id"])),

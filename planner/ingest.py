@@ -1,6 +1,6 @@
 """Streaming ingest of workload traces (CSV or Parquet, by extension) into numpy arrays.
 
-The trace format is in contracts.md ("Workload trace"). Files are read in chunks with
+The trace format is in docs/formats.md ("Workload trace"). Files are read in chunks with
 pyarrow, so memory stays at the few columns the planner keeps (25 bytes per request).
 Every chunk is validated before it is kept; the first problem in file order becomes one
 :class:`TraceError` naming the file, the row (0-based data row, header excluded) and the

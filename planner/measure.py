@@ -5,7 +5,7 @@ request j of item i, its *arrival concurrency* k_j is the number of requests of 
 whose ``[t_request, t_release)`` intervals contain ``t_request_j`` (itself included,
 at least 1): the queue depth the request finds, counting itself. Then
 
-- r_i = requests of item i / D, with D = max(t_release) - min(t_request) (contracts.md);
+- r_i = requests of item i / D, with D = max(t_release) - min(t_request) (docs/formats.md);
 - c_i (``max``) = max_j k_j, the most overlapping requests on the item;
 - c_i (``pNN``) = the NN-th percentile of k_j (nearest rank), a robust alternative;
 - a queue of s slots would send the requests with k_j > s to the lock servers.

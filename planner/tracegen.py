@@ -71,7 +71,7 @@ def generate_trace(workload: Workload, clients: int, requests: int, timing: Trac
                    rng: np.random.Generator, client_tenant: np.ndarray | None = None,
                    tenant_priority: dict[int, int] | None = None,
                    client_start_s: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """The trace's columns (contracts.md), ``requests`` rows sorted by ``t_request``.
+    """The trace's columns (docs/formats.md), ``requests`` rows sorted by ``t_request``.
 
     ``client_tenant[c]`` is client ``c``'s tenant and ``tenant_priority`` maps a tenant to
     its priority class; when given, ``tenant`` and ``priority`` columns are added.

@@ -1,5 +1,5 @@
-"""Commands contributed by ``sim``: ``netlock sim`` (one run), ``netlock sweep`` (a grid) and
-``netlock paper`` (a figure of the paper)."""
+"""Commands contributed by ``sim``: ``netlock sim`` (one run), ``netlock sweep`` (a grid),
+``netlock plot`` (the figures of one run) and ``netlock paper`` (a figure of the paper)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
@@ -22,13 +21,14 @@ from netlock.cli.common import (
     parse_sets,
     set_option,
 )
+from netlock.cli.console import console, progress_bar, status
 from netlock.config import load_config
 from netlock.errors import ConfigError
 from netlock.memory import check_fits
 from sim.footprint import run_needs
 from sim.plots import plot_sweep
 from sim.simulate import run_engine
-from sim.sweep import grid_points, parse_grid, run_sweep
+from sim.sweep import claim_out, grid_points, parse_grid, run_sweep
 
 
 class Engine(str, Enum):
@@ -70,19 +70,42 @@ def sim_command(
         netlock sim configs/micro-exclusive.yaml --set workload.think_time_us=10 --json
 
         netlock sim configs/tpcc-low.yaml --engine fast --set sim.duration_s=1
+
+    The run lasts sim.warmup_s, then the measured sim.duration_s. The JSON keys and the
+    tables under --out are in docs/formats.md ("Simulation result"); netlock plot DIR draws
+    them.
     """
     if fmt not in ("parquet", "csv"):
         raise ConfigError(f"--format: must be parquet or csv, got {fmt!r}")
     cfg = load_config(config, parse_sets(sets))
     chosen = _engine(cfg.sim.engine, engine)
     check_fits(run_needs(cfg, chosen))
-    result = run_engine(cfg, chosen)
+    if chosen == "fast":
+        compile_fast_engine()
+    with progress_bar(f"simulating ({chosen} engine)", cfg.sim.end_s * 1e6, unit="ms",
+                      scale=1e3, transient=as_json) as update:
+        result = run_engine(cfg, chosen, progress=lambda now_us, _end: update(now_us))
     if out is not None:
         result.write(out, fmt)
     if as_json:
         emit_json(result.to_json())
     else:
         _print_summary(result.summary)
+
+
+def compile_fast_engine() -> None:
+    """Compile the fast engine into numba's cache now if it is not there, saying so (the
+    first run on a machine sits minutes in the compiler; later ones load it in a second)."""
+    from sim.fast._jit import cache_is_cold
+
+    if not cache_is_cold():
+        return
+    from sim.fast.warm import warm
+
+    with status("compiling the fast engine into numba's cache: once per machine (2-3 "
+                "minutes); later runs load it in about a second"):
+        seconds = warm()
+    console().print(f"fast engine compiled in {seconds:.0f} s")
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -103,7 +126,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
     ]
     for name, value in rows:
         table.add_row(name, str(value))
-    Console().print(table)
+    console(stderr=False).print(table)
 
 
 @guarded
@@ -125,7 +148,11 @@ def sweep_command(
         rich_help_panel=CONFIG_PANEL)] = None,
     sets: SetOpt = None,
     resume: Annotated[bool, typer.Option(
-        "--resume", help="skip the points already finished under --out")] = False,
+        "--resume", help="continue the sweep under --out: skip the points already finished")]
+    = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="replace an earlier sweep under --out (without it, or --resume, an "
+        "--out holding one is refused)")] = False,
     common_seed: Annotated[bool, typer.Option(
         "--common-seed", help="run every point with the base sim.seed instead of a seed "
         "derived from the point's values")] = False,
@@ -137,6 +164,8 @@ def sweep_command(
 
         netlock sweep configs/memory-vs-think-time.yaml --grid switch.slots=500,1000,2000
         --grid workload.think_time_us=0,10,100 --out results/fig14a --workers 2 --engine fast
+
+    What --out holds: docs/formats.md ("Sweep folder").
     """
     base = load_config(config, parse_sets(sets))
     chosen = _engine(base.sim.engine, engine)
@@ -149,12 +178,15 @@ def sweep_command(
     points = grid_points(base, axes, common_seed)
     for point in points:
         check_fits(run_needs(point.config), prefix=f"--grid {point.values}: ")
+    claim_out(out, resume, force)
     n_workers = workers or max(1, os.cpu_count() or 1)
-    console = Console(stderr=True)
+    if chosen == "fast" and scheduler is None:
+        compile_fast_engine()
+    log = console()
     with Progress("[progress.description]{task.description}", BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                  transient=as_json) as bar:
-        task = bar.add_task("sweep", total=len(points))
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=log,
+                  transient=as_json, disable=not log.is_terminal) as bar:
+        task = bar.add_task("sweep points", total=len(points))
         table = run_sweep(points, out, n_workers, resume,
                           progress=lambda done, total: bar.update(task, completed=done),
                           scheduler=scheduler)
@@ -164,13 +196,42 @@ def sweep_command(
                    "results": str(out / "results.parquet"),
                    "plots": [str(p) for p in plots]})
     else:
-        console.print(f"{len(points)} points -> {out / 'results.csv'}, {len(plots)} plots")
+        log.print(f"{len(points)} points -> {out / 'results.csv'}, {len(plots)} plots")
+
+
+@guarded
+def plot_command(
+    result_dir: Annotated[Path, typer.Argument(
+        metavar="RESULT_DIR", help="folder written by netlock sim --out")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="folder for the PNGs (default: RESULT_DIR)",
+        rich_help_panel=OUTPUT_PANEL)] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Plot a simulation run: throughput over time, the latency CDF, and the split of
+    grants between the switch and the lock servers (timeseries.png, latency_cdf.png,
+    split.png).
+
+    Example:
+
+        netlock sim configs/micro-exclusive.yaml --out run && netlock plot run
+    """
+    from sim.runplots import load_run, plot_run
+
+    found = load_run(result_dir)
+    with status(f"plotting {result_dir}"):
+        written = plot_run(found, out)
+    if as_json:
+        emit_json({"plots": [str(p) for p in written]})
+    else:
+        console().print(f"wrote {', '.join(str(p) for p in written)}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``sim`` and ``sweep`` to the ``netlock`` app."""
+    """Add ``sim``, ``sweep``, ``plot`` and ``paper`` to the ``netlock`` app."""
     from sim.paper.cli import register as register_paper
 
     app.command("sim")(sim_command)
     app.command("sweep")(sweep_command)
+    app.command("plot")(plot_command)
     register_paper(app)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,9 @@ from sim.workloads import Workload, workload_from_config
 
 PILOT_TXNS_PER_CLIENT = 20
 PILOT_REQUESTS = 50_000
+Progress = Callable[[float, float], None]
+"""``progress(now_us, end_us)``: how far a run has come, in simulated microseconds."""
+
 PILOT_STEP_US = 1000.0
 PILOT_MAX_US = 50_000.0
 PILOT_STREAM = 1
@@ -59,12 +63,15 @@ class Model:
     hold_us: float
     probe_rng: np.random.Generator
 
-    def run(self, until_us: float | None = None, failures: bool = True) -> None:
-        """Start everything, run to ``until_us`` (default ``sim.duration_s``) and record the
-        uses still open as ending there. ``failures`` arms the config's failures."""
-        end_us = self.config.sim.duration_s * 1e6 if until_us is None else until_us
+    def run(self, until_us: float | None = None, failures: bool = True,
+            progress: Progress | None = None) -> None:
+        """Start everything, run to ``until_us`` (default ``sim.end_s``: the warm-up, then
+        the measured duration) and record the uses still open as ending there.
+        ``failures`` arms the config's failures; ``progress(now_us, end_us)`` is told how
+        far the run has come."""
+        end_us = self.config.sim.end_s * 1e6 if until_us is None else until_us
         self.start(failures)
-        self.advance(end_us)
+        self.advance(end_us, progress)
         for client in self.clients:
             client.close(end_us)
         self.recorder.flush()
@@ -74,8 +81,8 @@ class Model:
         if failures and self.config.manager.kind == "netlock":
             schedule_failures(self.manager, self.config.failures)
 
-    def advance(self, until_us: float) -> None:
-        """Process the events up to ``until_us``.
+    def advance(self, until_us: float, progress: Progress | None = None) -> None:
+        """Process the events up to ``until_us`` (``progress`` told after each step).
 
         The cyclic garbage collector is off while the events run: the hot path makes no
         reference cycles (reference counting frees every request), and full collections
@@ -89,6 +96,8 @@ class Model:
                 t = min(t + FLUSH_EVERY_US, until_us)
                 self.engine.run(t)
                 self.recorder.flush()
+                if progress is not None:
+                    progress(t, until_us)
         finally:
             if collecting:
                 gc.enable()

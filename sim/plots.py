@@ -1,4 +1,4 @@
-"""PNG plots of a sweep's results table (matplotlib, Agg backend: no display needed).
+"""PNG plots of a sweep's results table, in the toolkit's style (:mod:`netlock.plotstyle`).
 
 The first grid axis is the x axis; the second, if any, gives one line per value; further
 axes split the plot into one file per combination of their values. One figure per metric:
@@ -7,22 +7,32 @@ granted throughput, transactions per second, p99 request latency and switch shar
 
 from __future__ import annotations
 
-import itertools
+from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.figure import Figure
 
-from netlock import atomic
+from netlock import plotstyle
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A results column and how to show it: title, y label (with unit) and y scale."""
+
+    column: str
+    title: str
+    label: str
+    unit: str
+    """A rate's unit (``req/s``: shown in M or K as the values ask), ``%`` for a share
+    (0..1 shown in percent), else the values' own unit."""
+
 
 METRICS = (
-    ("throughput_rps", "granted lock requests / s"),
-    ("tps", "transactions / s"),
-    ("latency_p99_us", "p99 request latency (us)"),
-    ("switch_share", "share granted by the switch"),
+    Metric("throughput_rps", "Lock throughput", "granted lock requests", "req/s"),
+    Metric("tps", "Transaction throughput", "committed transactions", "txn/s"),
+    Metric("latency_p99_us", "Tail latency", "p99 request latency", "us"),
+    Metric("switch_share", "Switch share", "requests granted by the switch", "%"),
 )
 
 
@@ -37,32 +47,45 @@ def plot_sweep(table: pd.DataFrame, keys: list[str], out_dir: str | Path) -> lis
     for values, part in groups:
         values = values if isinstance(values, tuple) else (values,)
         suffix = "".join(f"_{k.split('.')[-1]}-{v}" for k, v in zip(rest, values, strict=True))
-        for metric, label in METRICS:
-            if metric not in part.columns:
+        fixed = ", ".join(f"{plotstyle.axis_label(k)} = {v}"
+                          for k, v in zip(rest, values, strict=True))
+        for metric in METRICS:
+            if metric.column not in part.columns:
                 continue
-            path = out / f"{metric}{suffix}.png"
-            _plot(part, x_key, line_key, metric, label, path,
-                  title=", ".join(f"{k}={v}" for k, v in zip(rest, values, strict=True)))
-            written.append(path)
+            path = out / f"{metric.column}{suffix}.png"
+            written.append(plot_metric(part, x_key, line_key, metric, path, fixed))
     return written
 
 
-def _plot(table: pd.DataFrame, x_key: str, line_key: str | None, metric: str, label: str,
-          path: Path, title: str) -> None:
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+def plot_metric(table: pd.DataFrame, x_key: str, line_key: str | None, metric: Metric,
+                path: Path, fixed: str = "") -> Path:
+    """One metric against ``x_key``, a line per value of ``line_key``, as a PNG."""
+    with plotstyle.styled():
+        return plotstyle.save(metric_figure(table, x_key, line_key, metric, fixed), path)
+
+
+def metric_figure(table: pd.DataFrame, x_key: str, line_key: str | None, metric: Metric,
+                  fixed: str = "") -> Figure:
+    """The figure of :func:`plot_metric` (call inside :func:`netlock.plotstyle.styled`)."""
+    fig = plotstyle.figure()
+    ax = fig.subplots()
     lines = [(None, table)] if line_key is None else table.groupby(line_key, sort=True)
-    markers = itertools.cycle("osD^vx*")
-    for value, part in lines:
+    for i, (value, part) in enumerate(lines):
         part = part.sort_values(x_key)
-        name = None if line_key is None else f"{line_key.split('.')[-1]} = {value}"
-        ax.plot(part[x_key], part[metric], marker=next(markers), label=name)
-    ax.set_xlabel(x_key)
-    ax.set_ylabel(label)
-    if title:
-        ax.set_title(title)
+        ax.plot(part[x_key], part[metric.column], marker=plotstyle.MARKERS[i % 8],
+                label=None if line_key is None else f"{value:g}" if isinstance(
+                    value, float) else str(value))
+    plotstyle.titles(ax, f"{metric.title} vs {plotstyle.axis_label(x_key)}", fixed)
+    ax.set_xlabel(plotstyle.axis_label(x_key))
+    if metric.unit.endswith("/s"):
+        unit = plotstyle.rate(ax, float(table[metric.column].max()), metric.unit)
+    elif metric.unit == "%":
+        plotstyle.percent(ax)
+        unit = "%"
+    else:
+        plotstyle.from_zero(ax)
+        unit = metric.unit
+    ax.set_ylabel(f"{metric.label} ({unit})")
     if line_key is not None:
-        ax.legend()
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    atomic.write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
-    plt.close(fig)
+        plotstyle.legend_outside(ax, title=plotstyle.axis_label(line_key))
+    return fig

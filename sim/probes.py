@@ -39,7 +39,7 @@ class QueueProbe:
         self.samples: list[int] = []
         self.counters = SwitchProbe()
         self.start_us = model.config.sim.warmup_s * 1e6
-        self.end_us = model.config.sim.duration_s * 1e6
+        self.end_us = model.config.sim.end_s * 1e6
         self._enqueued_at_start = 0
         self._dequeued_at_start = 0
         self._sojourn_at_start = 0.0

@@ -1,4 +1,4 @@
-"""Replay of a recorded trace (contracts.md format) as the clients' transactions.
+"""Replay of a recorded trace (docs/formats.md format) as the clients' transactions.
 
 The trace's rows are grouped into transactions by ``txn_id`` (a lock appearing twice in one
 transaction is requested once, exclusive if any row is), ordered by their first

@@ -1,9 +1,10 @@
 """``simulate(config) -> SimResult``: one run of the simpy engine, and what it measured.
 
-Measurements cover ``[sim.warmup_s, sim.duration_s)``; the safety checker and the time
-series cover the whole run. The result holds pandas DataFrames (granted requests,
-committed transactions, throughput over time per tenant) and the summary that
-``netlock sim --json`` prints (contracts.md, "Simulation result").
+The run lasts ``sim.warmup_s`` and then the measured ``sim.duration_s``; measurements cover
+``[sim.warmup_s, sim.warmup_s + sim.duration_s)``, the safety checker and the time series
+the whole run. The result holds pandas DataFrames (granted requests, committed transactions,
+throughput over time per tenant) and the summary that ``netlock sim --json`` prints
+(docs/formats.md, "Simulation result").
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from netlock.config import Config
 from netlock.plan import Plan
 from sim.liveness import count_stalled
 from sim.metrics import Latency, in_window, plan_predicted, timeseries
-from sim.model import Model, build
+from sim.model import Model, Progress, build
 from sim.safety import count_violations
 
 ENGINE = "simpy"
@@ -66,16 +67,18 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def simulate(config: Config) -> SimResult:
-    """Build the rack ``config`` describes, run it, and summarise what the clients saw."""
+def simulate(config: Config, progress: Progress | None = None) -> SimResult:
+    """Build the rack ``config`` describes, run it, and summarise what the clients saw
+    (``progress(now_us, end_us)`` is told how far the run has come)."""
     t0 = time.perf_counter()
     model = build(config)
-    model.run()
+    model.run(progress=progress)
     wall_s = time.perf_counter() - t0
     return summarise(model, wall_s)
 
 
-def run_engine(config: Config, engine: str | None = None) -> SimResult:
+def run_engine(config: Config, engine: str | None = None,
+               progress: Progress | None = None) -> SimResult:
     """One run on ``engine`` (``simpy`` or ``fast``; default: the config's ``sim.engine``).
 
     The fast engine (:mod:`sim.fast`) imports this module, so it is imported on use.
@@ -83,8 +86,8 @@ def run_engine(config: Config, engine: str | None = None) -> SimResult:
     if (engine or config.sim.engine) == "fast":
         from sim.fast.simulate import simulate_fast
 
-        return simulate_fast(config)
-    return simulate(config)
+        return simulate_fast(config, progress=progress)
+    return simulate(config, progress)
 
 
 def summarise(model: Model, wall_s: float) -> SimResult:
@@ -103,8 +106,8 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
     """A finished run's result from its recorded requests and transactions (every engine's
     summary has these keys, measured over the window after ``sim.warmup_s``);
     ``open_waits``: ``(lock, asked_us, end_us)`` of locks still awaited at the end."""
-    start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.duration_s * 1e6
-    window_s = (end_us - start_us) / 1e6
+    start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.end_s * 1e6
+    window_s = cfg.sim.duration_s
     req_w = in_window(requests, start_us, end_us)
     txn_w = in_window(txns, start_us, end_us)
     violations = count_violations(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
@@ -116,7 +119,7 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
     series = timeseries(requests, txns, end_us, cfg.sim.timeseries_bin_s * 1e6, tenants)
     summary: dict[str, Any] = {
         "engine": engine,
-        "sim_time_s": cfg.sim.duration_s,
+        "sim_time_s": cfg.sim.end_s,
         "granted": granted,
         "throughput_rps": granted / window_s,
         "tps": len(txn_w) / window_s,
@@ -148,7 +151,7 @@ def outages(cfg: Config) -> tuple[tuple[float, float], ...]:
     """The injected failures' windows (us) in which locks may not be granted: from the
     failure until a lease after the restart (or the end), and a lease after a lock server
     fails (its heir's grace)."""
-    fl, lease, end = cfg.failures, cfg.lease.us, cfg.sim.duration_s * 1e6
+    fl, lease, end = cfg.failures, cfg.lease.us, cfg.sim.end_s * 1e6
     windows = [(f.at_s * 1e6, f.at_s * 1e6 + 2 * lease) for f in fl.server_failures]
     if fl.switch_fail_s is not None:
         back = end if fl.switch_restart_s is None else fl.switch_restart_s * 1e6 + 2 * lease

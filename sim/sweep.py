@@ -20,6 +20,7 @@ import hashlib
 import itertools
 import json
 import multiprocessing
+import shutil
 import signal
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -141,6 +142,20 @@ def save_point(out_dir: Path, point: Point, row: dict[str, Any]) -> None:
     doc = {"pid": point.pid, "values": _jsonable(point.values), "seed": point.seed,
            "result": row}
     atomic.write_text(point_path(out_dir, point), json.dumps(doc, indent=1) + "\n")
+
+
+def claim_out(out_dir: Path, resume: bool, force: bool) -> None:
+    """Make ``out_dir`` ready for a sweep: an earlier sweep's results there are continued
+    (``resume``), replaced (``force``: its ``points/`` removed) or refused, never mixed in
+    silently."""
+    earlier = [name for name in ("points", "results.parquet", "results.csv")
+               if (out_dir / name).exists()]
+    if not earlier or resume:
+        return
+    if not force:
+        raise ConfigError(f"--out {out_dir}: holds an earlier sweep ({', '.join(earlier)}); "
+                          f"add --resume to continue it or --force to replace it")
+    shutil.rmtree(out_dir / "points", ignore_errors=True)
 
 
 def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,

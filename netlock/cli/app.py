@@ -40,7 +40,8 @@ def _root(
 ) -> None:
     """Plan, simulate and deploy NetLock, the in-switch lock manager.
 
-    Start with `netlock demo`; every command has --help with an example.
+    Start with `netlock demo`; every command has --help with an example. File formats
+    and results: docs/formats.md; config keys: docs/config.md (or netlock config keys).
     """
 
 

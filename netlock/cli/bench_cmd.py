@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
@@ -10,7 +11,11 @@ from rich.table import Table
 
 from netlock.bench import BenchResult, discover
 from netlock.cli.common import emit_json, guarded
+from netlock.cli.console import console, status
 from netlock.errors import NetlockError
+
+SUITE_NOTES = {"sim-fast": " (the first run on a machine compiles the fast engine first: "
+                          "2-3 minutes, once)"}
 
 
 def _fmt(value: float | None) -> str:
@@ -63,19 +68,22 @@ def register(app: typer.Typer) -> None:
             raise NetlockError(f"--only {unknown[0]}: no such benchmark suite "
                                f"(have: {', '.join(suites) or 'none'})")
         results: list[BenchResult] = []
-        console = Console(stderr=True)
+        log = console()
         for name, run in suites.items():
             if only and name not in only:
                 continue
-            console.print(f"[bold]bench[/bold] {name} ...")
-            results.extend(run(quick))
+            t0 = time.perf_counter()
+            with status(f"bench {name}: running{SUITE_NOTES.get(name, '')} ...", log):
+                found = run(quick)
+            log.print(f"bench {name}: {len(found)} results in {time.perf_counter() - t0:.0f} s")
+            results.extend(found)
         failed = [r for r in results if not r.ok]
         if json_out:
             emit_json({"quick": quick, "ok": not failed,
                        "results": [r.to_dict() for r in results]})
         else:
-            console = Console()
-            Console(width=max(console.width, 150)).print(render(results))
+            out = console(stderr=False)
+            Console(width=max(out.width, 150), soft_wrap=out.soft_wrap).print(render(results))
         if failed:
             typer.echo(f"netlock bench: {len(failed)} benchmark(s) missed their target or "
                        f"failed a check: {', '.join(r.suite + '/' + r.name for r in failed)}",

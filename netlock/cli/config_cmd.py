@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from netlock.cli.common import emit_json, guarded, parse_sets
-from netlock.config import config_keys, dump_yaml, load_config
+from netlock.config import KeyInfo, config_keys, dump_yaml, load_config
 from netlock.memory import check_fits, config_needs
 
 config_app = typer.Typer(
@@ -51,14 +51,21 @@ def check(
 def keys(
     as_json: Annotated[bool, typer.Option(
         "--json", help="print one JSON object: {\"keys\": [...]}")] = False,
+    markdown: Annotated[bool, typer.Option(
+        "--markdown", help="print the key tables of docs/config.md")] = False,
 ) -> None:
     """List every config key with its type, default and meaning (units in name or help).
+
+    docs/config.md explains the keys further; its tables are this command's --markdown.
 
     Example:
 
         netlock config keys | grep workload.
     """
     infos = config_keys()
+    if markdown:
+        typer.echo(keys_markdown(infos), nl=False)
+        return
     if as_json:
         emit_json({"keys": [{"key": k.path, "type": k.type, "default": k.default,
                              "required": k.required, "help": k.help} for k in infos]})
@@ -70,6 +77,20 @@ def keys(
             continue
         default = "required" if info.required else f"default {info.default!r}"
         typer.echo(f"{info.path:<{width}}  {info.type}, {default}: {info.help}")
+
+
+def keys_markdown(infos: list[KeyInfo]) -> str:
+    """The keys as Markdown: one table per top-level section, in schema order."""
+    out: list[str] = []
+    for info in infos:
+        if info.type == "section" and "." not in info.path:
+            out += ["", f"### `{info.path}`: {info.help}", "",
+                    "| key | type | default | meaning |", "|---|---|---|---|"]
+            continue
+        default = "required" if info.required else f"`{info.default!r}`"
+        meaning = info.help.replace("|", "\\|")
+        out.append(f"| `{info.path}` | {info.type} | {default} | {meaning} |")
+    return "\n".join(out).lstrip("\n") + "\n"
 
 
 def register(app: typer.Typer) -> None:

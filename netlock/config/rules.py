@@ -34,13 +34,6 @@ def _switch(cfg: Config) -> Problem | None:
     return None
 
 
-def _sim(cfg: Config) -> Problem | None:
-    if cfg.sim.warmup_s >= cfg.sim.duration_s:
-        return Problem("sim.warmup_s", f"must be < sim.duration_s ({cfg.sim.duration_s}), "
-                       f"got {cfg.sim.warmup_s}")
-    return None
-
-
 def _workload(cfg: Config) -> Problem | None:
     wl = cfg.workload
     if wl.ol_cnt_min > wl.ol_cnt_max:
@@ -70,9 +63,9 @@ def _tenants(cfg: Config) -> Problem | None:
         if tenant.priority >= cfg.switch.priorities:
             return Problem(f"{path}.priority", f"must be < switch.priorities "
                            f"({cfg.switch.priorities}), got {tenant.priority}")
-        if tenant.start_s >= cfg.sim.duration_s:
-            return Problem(f"{path}.start_s", f"must be < sim.duration_s "
-                           f"({cfg.sim.duration_s}), got {tenant.start_s}")
+        if tenant.start_s >= cfg.sim.end_s:
+            return Problem(f"{path}.start_s", f"must be before the run ends (sim.warmup_s + "
+                           f"sim.duration_s = {cfg.sim.end_s:g} s), got {tenant.start_s}")
         if tenant.clients == 0:
             if rest_tenant is not None:
                 return Problem(f"{path}.clients", f"only one tenant may take the remaining "
@@ -89,27 +82,30 @@ def _tenants(cfg: Config) -> Problem | None:
     return None
 
 
+_ENDS = "sim.warmup_s + sim.duration_s"
+
+
 def _failures(cfg: Config) -> Problem | None:
-    fl, end = cfg.failures, cfg.sim.duration_s
+    fl, end = cfg.failures, cfg.sim.end_s
     if fl.switch_fail_s is not None and fl.switch_fail_s >= end:
-        return Problem("failures.switch_fail_s", f"must be < sim.duration_s ({end}), "
-                       f"got {fl.switch_fail_s}")
+        return Problem("failures.switch_fail_s", f"must be before the run ends "
+                       f"({_ENDS} = {end:g} s), got {fl.switch_fail_s}")
     if fl.switch_restart_s is not None:
         if fl.switch_fail_s is None:
             return Problem("failures.switch_restart_s", "a restart needs "
                            "failures.switch_fail_s")
         if not fl.switch_fail_s < fl.switch_restart_s < end:
             return Problem("failures.switch_restart_s", f"must be after failures."
-                           f"switch_fail_s ({fl.switch_fail_s}) and before sim.duration_s "
-                           f"({end}), got {fl.switch_restart_s}")
+                           f"switch_fail_s ({fl.switch_fail_s}) and before the run ends "
+                           f"({_ENDS} = {end:g} s), got {fl.switch_restart_s}")
     for i, failure in enumerate(fl.server_failures):
         path = f"failures.server_failures[{i}]"
         if failure.server >= cfg.servers.count:
             return Problem(f"{path}.server", f"must be < servers.count "
                            f"({cfg.servers.count}), got {failure.server}")
         if failure.at_s >= end:
-            return Problem(f"{path}.at_s", f"must be < sim.duration_s ({end}), "
-                           f"got {failure.at_s}")
+            return Problem(f"{path}.at_s", f"must be before the run ends "
+                           f"({_ENDS} = {end:g} s), got {failure.at_s}")
     return None
 
 
@@ -131,7 +127,7 @@ def _manager(cfg: Config) -> Problem | None:
 
 
 RULES: tuple[Callable[[Config], Problem | None], ...] = (
-    _switch, _sim, _workload, _tenants, _failures, _manager,
+    _switch, _workload, _tenants, _failures, _manager,
 )
 
 

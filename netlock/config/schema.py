@@ -160,13 +160,19 @@ class Policy:
 class Sim:
     """The simulation run: time span, seed and engine."""
 
-    duration_s: float = key(0.02, "total simulated time, warm-up included, s", above=0.0)
-    warmup_s: float = key(0.002, "initial simulated time discarded from the measurements, s",
-                          min=0.0)
+    duration_s: float = key(0.02, "simulated time measured, after the warm-up, s", above=0.0)
+    warmup_s: float = key(0.002, "simulated time run before the measured duration and "
+                          "discarded from the measurements, s", min=0.0)
     seed: int = key(1, "random seed of the run", min=0)
     engine: str = key("simpy", "simulation engine", choices=("simpy", "fast"))
     timeseries_bin_s: float = key(0.001, "width of the throughput-over-time bins, s",
                                   above=0.0)
+
+    @property
+    def end_s(self) -> float:
+        """Where the run ends, s: the warm-up, then the measured ``duration_s``. Failure
+        and tenant start times count from the start of the run, warm-up included."""
+        return self.warmup_s + self.duration_s
 
 
 @dataclass(frozen=True)

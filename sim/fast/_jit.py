@@ -65,3 +65,10 @@ def engine_sources() -> list[Path]:
 
 if JIT_ENABLED:
     drop_stale_cache(Path(__file__).resolve().parent, engine_sources())
+
+
+def cache_is_cold() -> bool:
+    """Whether the next fast-engine run compiles the engine (numba's cache holds no main
+    loop yet, as on a fresh clone or after its sources changed): minutes, once."""
+    cache = Path(__file__).resolve().parent / "__pycache__"
+    return JIT_ENABLED and not any(cache.glob("loop.run-*.nbi"))

@@ -87,7 +87,7 @@ def _plot(table: pd.DataFrame, title: str) -> MplFigure:
             ax.set_ylabel("transaction latency (us)")
     p.thousands(panels[0])
     p.legend(panels[0])
-    return p.finish(fig)
+    return fig
 
 
 FIGURES = [

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from netlock import atomic
+from netlock import atomic, plotstyle
 from netlock.errors import ConfigError
 
 from . import comparison, failure, memory, micro, policy
@@ -139,11 +138,8 @@ def write(result: FigureResult, out: Path) -> list[Path]:
     name = result.figure.name
     files = [out / f"{name}.csv", out / f"{name}.png", out / f"{name}.json"]
     atomic.write_with(files[0], lambda tmp: result.table.to_csv(tmp, index=False))
-    drawing = result.figure.plot(result.table, result.extra)
-    try:
-        atomic.write_with(files[1], lambda tmp: drawing.savefig(tmp, format="png", dpi=130))
-    finally:
-        plt.close(drawing)
+    with plotstyle.styled():
+        plotstyle.save(result.figure.plot(result.table, result.extra), files[1])
     atomic.write_text(files[2], json.dumps(result.to_json(), indent=1) + "\n")
     for extra, table in result.extra.items():
         path = out / f"{name}-{extra}.csv"

@@ -54,7 +54,7 @@ def _fig15_plot(table: pd.DataFrame) -> MplFigure:
     p.millions(ax)
     p.from_zero(ax)
     p.legend(ax)
-    return p.finish(fig)
+    return fig
 
 
 FIGURES = [

@@ -43,8 +43,9 @@ def _fig13_plot(table: pd.DataFrame, cdf: pd.DataFrame) -> MplFigure:
                                 "allocation", "throughput (M lock requests/s)", ncols=2)
     t = table.set_index(POLICY)
     names = list(t.index)
-    left.bar(names, t["switch_rps"], label="lock switch")
-    left.bar(names, t["server_rps"], bottom=t["switch_rps"], label="lock servers")
+    left.bar(names, t["switch_rps"], label="lock switch", color=p.SWITCH_COLOR)
+    left.bar(names, t["server_rps"], bottom=t["switch_rps"], label="lock servers",
+             color=p.SERVER_COLOR)
     left.set_title("(a) throughput and where it is served", fontsize=10)
     p.millions(left)
     p.legend(left)
@@ -56,7 +57,7 @@ def _fig13_plot(table: pd.DataFrame, cdf: pd.DataFrame) -> MplFigure:
     right.set_ylim(0, 1.01)
     right.set_title("(b) latency CDF", fontsize=10)
     p.legend(right)
-    return p.finish(fig)
+    return fig
 
 
 def _fig14a_checks(table: pd.DataFrame) -> list[Check]:
@@ -102,7 +103,7 @@ def _lines_vs_slots(table: pd.DataFrame, key: str, label, title: str) -> MplFigu
     p.millions(ax)
     p.from_zero(ax)
     p.legend(ax)
-    return p.finish(fig)
+    return fig
 
 
 def _st_table(experiment, results) -> pd.DataFrame:
@@ -141,9 +142,9 @@ def _st_plot(table: pd.DataFrame) -> MplFigure:
     ax.plot([], [], ":", color="grey", label="S/T (dotted, same colour)")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    p.millions(ax)
+    p.log_millions(ax)
     p.legend(ax)
-    return p.finish(fig)
+    return fig
 
 
 FIGURES = [

@@ -26,7 +26,7 @@ def _latency_vs_throughput(table: pd.DataFrame, title: str) -> MplFigure:
     p.from_zero(ax)
     ax.set_xlim(left=0)
     p.legend(ax)
-    return p.finish(fig)
+    return fig
 
 
 def _flat_latency_checks(table: pd.DataFrame) -> list[Check]:
@@ -76,10 +76,11 @@ def _contention_plot(table: pd.DataFrame) -> MplFigure:
     right.set_xlabel("number of locks")
     right.set_ylabel("request latency (us)")
     right.set_yscale("log")
+    right.set_ylim(bottom=1)
     p.legend(right)
     for ax in (left, right):
         ax.set_xscale("log")
-    return p.finish(fig)
+    return fig
 
 
 def _fig9_table(experiment, results) -> pd.DataFrame:
@@ -123,7 +124,7 @@ def _fig9_plot(table: pd.DataFrame) -> MplFigure:
         p.from_zero(ax)
         ax.set_xticks(sorted(part["servers.cores"].unique()))
     p.legend(panels[0])
-    return p.finish(fig)
+    return fig
 
 
 FIGURES = [

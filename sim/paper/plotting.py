@@ -1,65 +1,59 @@
-"""Drawing the paper's figures: one look for all of them (titles, units, M req/s scales).
+"""Drawing the paper's figures in the toolkit's one look (:mod:`netlock.plotstyle`): panels
+with a shared title, rate axes in M req/s from 0, legends off the data.
 
-Each figure module draws with these helpers and returns a matplotlib Figure; the caller
-writes it (atomically) where the user asked.
+Figure modules draw with these helpers inside :func:`netlock.plotstyle.styled` and return a
+bare matplotlib Figure; :func:`sim.paper.experiments.write` saves it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-MARKERS = "osD^vx*"
+from netlock import plotstyle
+from netlock.plotstyle import SERVER_COLOR, SWITCH_COLOR, from_zero, legend_outside
+
+__all__ = ["SERVER_COLOR", "SWITCH_COLOR", "axes", "from_zero", "legend", "log_millions",
+           "markers", "millions", "thousands"]
+
+HEIGHT = 3.6
+"""Panel height (inches)."""
 
 
-def axes(title: str, xlabel: str, ylabel: str, ncols: int = 1,
-         width: float = 6.4, sharey: bool = False) -> tuple[Figure, list[Axes]]:
-    """A figure of ``ncols`` panels sharing a title; the first panel gets the labels;
+def axes(title: str, xlabel: str, ylabel: str, ncols: int = 1, width: float = 5.6,
+         sharey: bool = False) -> tuple[Figure, list[Axes]]:
+    """A figure of ``ncols`` panels under one title; the first panel gets the axis labels;
     ``sharey`` for panels whose values are compared across panels."""
-    fig, panels = plt.subplots(1, ncols, figsize=(width * ncols if ncols > 1 else width, 4.2),
-                               squeeze=False, sharey=sharey)
-    fig.suptitle(title, fontsize=12)
-    ax_list = list(panels[0])
-    for ax in ax_list:
-        ax.grid(True, alpha=0.3)
-        ax.spines[["top", "right"]].set_visible(False)
-    ax_list[0].set_xlabel(xlabel)
-    ax_list[0].set_ylabel(ylabel)
-    return fig, ax_list
+    fig = plotstyle.figure(width * ncols, HEIGHT)
+    panels = list(fig.subplots(1, ncols, squeeze=False, sharey=sharey)[0])
+    plotstyle.titles(panels[0], title)
+    panels[0].set_xlabel(xlabel)
+    panels[0].set_ylabel(ylabel)
+    return fig, panels
 
 
 def millions(ax: Axes, axis: str = "y") -> None:
-    """Tick labels of a rate axis in millions (the label says M ...)."""
-    fmt = FuncFormatter(lambda v, _: f"{v / 1e6:g}")
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+    """A linear rate axis in millions, from 0 (the label says M ...)."""
+    plotstyle.rate(ax, 1e6, axis=axis)
 
 
 def thousands(ax: Axes, axis: str = "y") -> None:
-    fmt = FuncFormatter(lambda v, _: f"{v / 1e3:g}")
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+    """A linear rate axis in thousands, from 0 (the label says thousands)."""
+    plotstyle.rate(ax, 1e3, axis=axis)
 
 
-def from_zero(ax: Axes) -> None:
-    """Start the y axis at 0, so that the size of a difference reads right."""
-    ax.set_ylim(bottom=0)
+def log_millions(ax: Axes) -> None:
+    """A logarithmic y axis with its ticks in millions."""
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v / 1e6:g}"))
 
 
 def legend(ax: Axes, title: str | None = None) -> None:
-    ax.legend(title=title, frameon=False, fontsize=9)
+    legend_outside(ax, title)
 
 
-def markers() -> Iterable[str]:
+def markers() -> Iterator[str]:
     while True:
-        yield from MARKERS
-
-
-def finish(fig: Figure) -> Figure:
-    fig.tight_layout()
-    return fig
+        yield from plotstyle.MARKERS

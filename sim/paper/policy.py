@@ -33,7 +33,7 @@ def _series_plot(table: pd.DataFrame, key: str, labels: dict, title: str,
         p.millions(ax)
         p.from_zero(ax)
     p.legend(panels[0])
-    return p.finish(fig)
+    return fig
 
 
 PRIORITY_KEY = "tenants[1].priority"

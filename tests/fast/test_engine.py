@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from netlock.errors import ConfigError
 from sim.fast.simulate import build, simulate_fast
 from sim.fast.state import K_BAD_FREE, K_HOP
 from sim.network import Network
-from sim.simulate import simulate
+from sim.simulate import run_engine, simulate
 from tests.sim.helpers import config
 
 
@@ -36,6 +37,21 @@ def test_result_has_the_simpy_engines_shape():
         a, b = getattr(fast, name), getattr(slow, name)
         assert list(a.columns) == list(b.columns)
         assert list(a.dtypes) == list(b.dtypes)
+
+
+@pytest.mark.parametrize("engine", ["simpy", "fast"])
+def test_progress_reports_the_run_and_changes_nothing(engine):
+    """Reporting progress advances the run in steps; the events stay the same."""
+    cfg = short("micro-contended", network__loss=0.01)
+    seen: list[tuple[float, float]] = []
+    told = run_engine(cfg, engine, progress=lambda now, end: seen.append((now, end)))
+    quiet = run_engine(cfg, engine)
+    assert len(seen) >= 2 and seen[-1] == (1200.0, 1200.0)
+    assert [now for now, _ in seen] == sorted(now for now, _ in seen)
+    drop = {"wall_s"}
+    assert {k: v for k, v in told.summary.items() if k not in drop} == \
+        {k: v for k, v in quiet.summary.items() if k not in drop}
+    pd.testing.assert_frame_equal(told.requests, quiet.requests)
 
 
 def test_writes_tables(tmp_path):

@@ -44,7 +44,8 @@ def one_json(result) -> dict:
 def test_push_then_push_again_sends_nothing(plans, tmp_path: Path):
     a, b = plans
     state = tmp_path / "switch.json"
-    first = run("push", a, "--target", "emulator", "--state", state, "--json")
+    first = run("push", a, "--target", "emulator", "--state", state, "--profile",
+                "netlock-public", "--json")
     assert first.exit_code == 0, first.output
     doc = one_json(first)
     assert set(doc) == PUSH_KEYS
@@ -55,21 +56,23 @@ def test_push_then_push_again_sends_nothing(plans, tmp_path: Path):
     assert moved["migrated_locks"] == 3 and moved["verified"]
     same = one_json(run("push", b, "--state", state, "--json"))
     assert same["operations"] == 0 and same["migrated_locks"] == 0 and same["verified"]
-    layout = read_live(load_state(state, load_profile()), load_profile()).layout
+    public = load_profile("netlock-public")
+    layout = read_live(load_state(state, public), public).layout
     assert layout.lock_id.tolist() == [10, 12, 13]
 
 
 def test_dry_run_prints_and_sends_nothing(plans, tmp_path: Path):
     a, _ = plans
     state = tmp_path / "switch.json"
-    result = run("push", a, "--state", state, "--dry-run", "--rows", "1")
+    result = run("push", a, "--state", state, "--dry-run", "--rows", "1", "--profile",
+                 "netlock-public")
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert "step 3 install: 21 operations in 7 batches (3 locks)" in text
     assert "add check_lock_exist_table[nlk_hdr.lock=10] check_lock_exist_action(index=1)" in text
     assert "dry run: nothing sent" in text
     assert not state.exists()
-    doc = one_json(run("push", a, "--dry-run", "--json"))
+    doc = one_json(run("push", a, "--dry-run", "--json", "--profile", "netlock-public"))
     assert doc["dry_run"] is True and doc["operations"] == 25
 
 
@@ -136,10 +139,33 @@ def test_errors_are_one_line_and_exit_2(plans, monkeypatch, args, message):
 
 def test_state_from_another_profile_is_refused(plans, tmp_path: Path):
     state = tmp_path / "switch.json"
-    assert run("push", plans[0], "--state", state).exit_code == 0
+    assert run("push", plans[0], "--state", state, "--profile", "netlock-public").exit_code == 0
     result = run("stats", "--state", state, "--profile", "netlock-stats")
     assert result.exit_code == 2
     assert "saved with switch profile 'netlock-public', not 'netlock-stats'" in result.stderr
+
+
+def test_one_default_profile_counts_requests_and_a_program_without_counters_says_so(
+        plans, tmp_path: Path):
+    """push, stats and autopilot share one default profile (with the counters); stats of a
+    program without them says what is missing and how to get it, and writes no sentinel."""
+    counting, plain = tmp_path / "counting.json", tmp_path / "plain.json"
+    assert run("push", plans[0], "--state", counting).exit_code == 0
+    doc = one_json(run("stats", "--state", counting, "--window-s", "1", "--json"))
+    assert doc["requests"] == 0 and doc["total_rps"] == 0.0
+    assert run("autopilot", plans[0], "--state", counting, "--interval", "0.001",
+               "--max-rounds", "1").exit_code == 0
+    assert run("push", plans[0], "--state", plain, "--profile", "netlock-public").exit_code == 0
+    doc = one_json(run("stats", "--state", plain, "--window-s", "1", "--json"))
+    assert doc["requests"] is None and doc["total_rps"] is None
+    text = run("stats", "--state", plain, "--window-s", "1").stdout
+    assert "None" not in text
+    assert "requests: not counted (profile netlock-public has no per-lock request counter; " \
+           "push with --profile netlock-stats)" in text
+    out = tmp_path / "stats.csv"
+    assert run("stats", "--state", plain, "--out", out).exit_code == 0
+    frame = pd.read_csv(out)
+    assert len(frame) == 3 and frame["requests"].isna().all()
 
 
 def test_a_plan_for_another_geometry_is_refused(plans, tmp_path: Path):

@@ -274,9 +274,13 @@ def test_the_command_line_finds_the_client_under_sde_install(serve, sde_install,
     plan = tmp_path / "a.yaml"
     save_plan(PLAN_A, plan)
     env = {**os.environ, "SDE_INSTALL": str(sde_install)}
-    netlock = [str(Path(sys.executable).parent / "netlock")]
-    done = subprocess.run([*netlock, "push", str(plan), "--target", target(server), "--json",
-                           "--journal", str(tmp_path / "j")], env=env, capture_output=True,
+    push = [str(Path(sys.executable).parent / "netlock"), "push", str(plan), "--target",
+            target(server), "--json", "--journal", str(tmp_path / "j")]
+    default = subprocess.run(push, env=env, capture_output=True, text=True, timeout=120,
+                             cwd=tmp_path)
+    assert default.returncode == 2 and "use --profile netlock-public" in default.stderr, \
+        "the default profile counts requests; a program without counters is told which to use"
+    done = subprocess.run([*push, "--profile", "netlock-public"], env=env, capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verified"] is True

@@ -96,7 +96,7 @@ def test_traffic_then_stats_then_autopilot_on_a_moved_hot_set(tmp_path: Path):
 def test_autopilot_takes_the_profile_the_switch_was_saved_with(tmp_path: Path):
     plan, state = tmp_path / "plan.yaml", tmp_path / "switch.json"
     save_plan(make_plan([(1, 2)]), plan)
-    assert run("push", plan, "--state", state).exit_code == 0
+    assert run("push", plan, "--state", state, "--profile", "netlock-public").exit_code == 0
     refused = run("autopilot", plan, "--state", state, "--interval", "0.001", "--max-rounds",
                   "1")
     assert refused.exit_code == 2

@@ -74,6 +74,25 @@ def test_plain_output_plot_and_random_policy(zipf_trace: Path, tmp_path: Path) -
     assert load_plan(tmp_path / "p.yaml").inputs.contention == "p99"
 
 
+def test_plan_figure_shows_the_used_slots_and_the_server_capacity(zipf_trace: Path) -> None:
+    """2,000 used slots of 100,000 are not a sliver; the capacity line is on the axis."""
+    from netlock import plotstyle
+    from netlock.geometry import RegisterArray, SwitchGeometry
+    from planner.planning import PlanOptions, make_plan
+    from planner.plot import plan_figure
+
+    geometry = SwitchGeometry(tuple(RegisterArray(stage, 25_000) for stage in range(4)))
+    report = make_plan(read_trace(zipf_trace), geometry, PlanOptions(slots=300))
+    with plotstyle.styled():
+        layout, curve, load = plan_figure(report).axes[:3]
+    used = report.plan.summary.slots_used
+    assert used <= layout.get_xlim()[1] <= 1.1 * used
+    assert layout.get_title(loc="left") == f"Shared-queue layout: {used:,} of 100,000 slots used"
+    capacity = report.plan.summary.servers_needed * report.plan.summary.server_rate
+    assert load.get_xlim()[0] == 0 and load.get_xlim()[1] > capacity
+    assert "M req/s" in load.get_xlabel() and curve.get_ylim()[0] == 0
+
+
 def test_live_plan_prints_the_migration(zipf_trace: Path, tmp_path: Path) -> None:
     first = tmp_path / "a.yaml"
     assert run("plan", zipf_trace, "--slots", "300", "--out", first).exit_code == 0

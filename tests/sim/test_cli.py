@@ -81,6 +81,17 @@ def test_sweep_writes_table_plots_and_points_then_resumes(run, tmp_path):
     assert again.exit_code == 0, again.output
     assert {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.json")} == stamps
     pd.testing.assert_frame_equal(pd.read_parquet(out / "results.parquet"), table)
+    refused = run(*args)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == (f"netlock: error: --out {out}: holds an earlier sweep "
+                                      f"(points, results.parquet, results.csv); add --resume "
+                                      f"to continue it or --force to replace it")
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.json")} == stamps
+    smaller = [a if a != "switch.slots=0,100000" else "switch.slots=0" for a in args]
+    replaced = run(*smaller, "--force")
+    assert replaced.exit_code == 0, replaced.output
+    assert len(list((out / "points").glob("*.json"))) == 2, "the old points are gone"
+    assert len(pd.read_parquet(out / "results.parquet")) == 2
 
 
 @pytest.mark.parametrize(("grid", "message"), [
@@ -93,3 +104,21 @@ def test_bad_grids_are_one_line_and_exit_2(run, tmp_path, grid, message):
     result = run("sweep", CONFIGS / "micro-exclusive.yaml", "--grid", grid, "--out", tmp_path)
     assert result.exit_code == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_on_a_terminal_the_run_shows_progress_on_stderr_only(tmp_path):
+    """TTY_COMPATIBLE=1 makes rich treat the pipes as a terminal: the progress bar over
+    simulated time goes to stderr, stdout holds only the JSON object."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    netlock = Path(sys.executable).parent / "netlock"
+    done = subprocess.run([str(netlock), "sim", str(CONFIGS / "micro-exclusive.yaml"), *SHORT,
+                           "--json"], env={**os.environ, "TTY_COMPATIBLE": "1"},
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "simulating (simpy engine)" in done.stderr and "ms" in done.stderr
+    assert isinstance(json.loads(done.stdout), dict)
+    assert "simulating" not in done.stdout

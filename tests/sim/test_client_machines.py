@@ -56,7 +56,8 @@ def steady(name: str, duration_s: float, window_s: float) -> None:
                  sim__timeseries_bin_s=0.005)
     result = simulate_fast(cfg)
     first = tps_series(result, warmup, warmup + window_s)
-    last = tps_series(result, duration_s - window_s, duration_s)
+    end_s = warmup + duration_s
+    last = tps_series(result, end_s - window_s, end_s)
     assert last == pytest.approx(first, rel=0.10)
     assert result.summary["violations"] == 0 and result.summary["stalled"] == 0
 

@@ -1,0 +1,178 @@
+"""``netlock plot RESULT_DIR``: the figures of one ``netlock sim --out`` run.
+
+Three PNGs in the toolkit's style (:mod:`netlock.plotstyle`), from the run's ``summary.json``,
+``config.json`` and its ``requests`` and ``timeseries`` tables (Parquet or CSV):
+
+- ``timeseries.png``: granted lock requests and committed transactions per second over
+  simulated time (per tenant when there are several), the warm-up shaded;
+- ``latency_cdf.png``: the distribution of request latency in the measured window, for all
+  grants and by who granted them (switch, lock servers);
+- ``split.png``: granted requests per second over time, stacked by switch and lock servers.
+
+Grants with ``source`` 0 are the switch's and the rest the lock servers', as the summary's
+``switch_share`` counts them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from netlock import plotstyle
+from netlock.errors import ConfigError
+from netlock.inputs import load_json
+
+FIGURES = ("timeseries.png", "latency_cdf.png", "split.png")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a ``netlock sim --out`` folder holds. Times in us unless named ``_s``."""
+
+    folder: Path
+    summary: dict[str, Any]
+    config: dict[str, Any]
+    requests: pd.DataFrame
+    timeseries: pd.DataFrame
+
+    @property
+    def warmup_us(self) -> float:
+        return float(self.config["sim"]["warmup_s"]) * 1e6
+
+    @property
+    def end_us(self) -> float:
+        return float(self.summary["sim_time_s"]) * 1e6
+
+    @property
+    def bin_us(self) -> float:
+        return float(self.config["sim"]["timeseries_bin_s"]) * 1e6
+
+
+def load_run(folder: Path) -> RunResult:
+    """Read a result folder; one ConfigError line names what is missing or broken."""
+    if not (folder / "summary.json").is_file():
+        raise ConfigError(f"{folder}: not a result folder of netlock sim --out (no "
+                          f"summary.json)")
+    summary = load_json(folder / "summary.json", ConfigError, "simulation summary")
+    config = load_json(folder / "config.json", ConfigError, "simulation config")
+    try:
+        return RunResult(folder, summary, config, _table(folder, "requests"),
+                         _table(folder, "timeseries"))
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"{folder}: summary.json or config.json lacks {exc}") from None
+
+
+def _table(folder: Path, name: str) -> pd.DataFrame:
+    for suffix, read in ((".parquet", pd.read_parquet), (".csv", pd.read_csv)):
+        path = folder / f"{name}{suffix}"
+        if path.is_file():
+            try:
+                return read(path)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"{path}: cannot read: {exc}") from None
+    raise ConfigError(f"{folder}: no {name}.parquet or {name}.csv")
+
+
+def plot_run(run: RunResult, out: Path | None = None) -> list[Path]:
+    """Write the three figures of ``run`` to ``out`` (default: its folder)."""
+    out = out or run.folder
+    with plotstyle.styled():
+        return [_timeseries(run, out / FIGURES[0]), _latency_cdf(run, out / FIGURES[1]),
+                _split(run, out / FIGURES[2])]
+
+
+def _subtitle(run: RunResult) -> str:
+    s = run.summary
+    return (f"{s['engine']} engine, {s['measured_s'] * 1e3:g} ms measured after "
+            f"{run.warmup_us / 1e3:g} ms warm-up; {s['violations']} safety violations, "
+            f"{s['stalled']} stalled waits")
+
+
+def _shade_warmup(ax: Any, run: RunResult) -> None:
+    if run.warmup_us > 0:
+        ax.axvspan(0, run.warmup_us / 1e3, color="grey", alpha=0.15, lw=0,
+                   label="warm-up (not measured)")
+    ax.set_xlim(0, run.end_us / 1e3)
+    ax.set_xlabel("simulated time (ms)")
+
+
+def _timeseries(run: RunResult, path: Path) -> Path:
+    fig = plotstyle.figure(7.5, 5.0)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    ts = run.timeseries
+    several = ts["tenant"].nunique() > 1
+    groups = ts.groupby("tenant", sort=True) if several else [(None, ts)]
+    for tenant, part in groups:
+        label = None if tenant is None else f"tenant {tenant}"
+        mid_ms = (part["t_s"].to_numpy() * 1e6 + run.bin_us / 2) / 1e3
+        top.plot(mid_ms, part["granted_rps"], marker=".", label=label)
+        bottom.plot(mid_ms, part["tps"], marker=".", label=label)
+    top.set_ylabel(f"granted requests ({plotstyle.rate(top, ts['granted_rps'].max())})")
+    bottom.set_ylabel(f"transactions ({plotstyle.rate(bottom, ts['tps'].max(), 'txn/s')})")
+    for ax in (top, bottom):
+        _shade_warmup(ax, run)
+        plotstyle.legend_outside(ax)
+    top.set_xlabel("")
+    plotstyle.titles(top, f"Throughput over time ({run.bin_us:g} us bins)", _subtitle(run))
+    return plotstyle.save(fig, path)
+
+
+def _measured(run: RunResult) -> pd.DataFrame:
+    t = run.requests["t_us"].to_numpy()
+    return run.requests[(t >= run.warmup_us) & (t < run.end_us)]
+
+
+def _latency_cdf(run: RunResult, path: Path) -> Path:
+    fig = plotstyle.figure()
+    ax = fig.subplots()
+    req = _measured(run)
+    switch = req["source"].to_numpy() == 0
+    latency = req["latency_us"].to_numpy()
+    for label, values, color in (
+            ("all grants", latency, "black"),
+            ("granted by the switch", latency[switch], plotstyle.SWITCH_COLOR),
+            ("granted by lock servers", latency[~switch], plotstyle.SERVER_COLOR)):
+        if len(values) == 0:
+            continue
+        ordered = np.sort(values)
+        share = np.arange(1, len(ordered) + 1) / len(ordered)
+        ax.plot(ordered, share, color=color, label=f"{label} ({len(ordered):,})")
+    lat = run.summary["latency_us"]
+    ax.axhline(0.99, color="grey", ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("request latency, from sending the acquire to its grant (us, log scale)")
+    plotstyle.percent(ax)
+    ax.set_ylabel("requests at or below (%)")
+    plotstyle.titles(ax, f"Request latency: median {lat['p50']:.3g} us, p99 {lat['p99']:.3g} "
+                     f"us, p99.9 {lat['p999']:.3g} us", _subtitle(run))
+    plotstyle.legend_outside(ax)
+    return plotstyle.save(fig, path)
+
+
+def _split(run: RunResult, path: Path) -> Path:
+    fig = plotstyle.figure(7.5, 4.0)
+    ax = fig.subplots()
+    req = run.requests
+    n_bins = max(1, int(np.ceil(run.end_us / run.bin_us - 1e-9)))
+    edges = np.arange(n_bins + 1) * run.bin_us
+    switch = req["source"].to_numpy() == 0
+    t = req["t_us"].to_numpy()
+    per_s = 1e6 / run.bin_us
+    by_switch = np.histogram(t[switch], bins=edges)[0] * per_s
+    by_servers = np.histogram(t[~switch], bins=edges)[0] * per_s
+    mid_ms = (edges[:-1] + run.bin_us / 2) / 1e3
+    ax.stackplot(mid_ms, by_switch, by_servers, labels=["switch", "lock servers"],
+                 colors=[plotstyle.SWITCH_COLOR, plotstyle.SERVER_COLOR], alpha=0.85)
+    _shade_warmup(ax, run)
+    unit = plotstyle.rate(ax, float((by_switch + by_servers).max(initial=0.0)))
+    ax.set_ylabel(f"granted requests ({unit})")
+    s = run.summary
+    plotstyle.titles(ax, f"Who grants: the switch {s['switch_share']:.1%} of the measured "
+                         f"requests", f"switch {s['switch_rps'] / 1e6:.3g} M req/s, lock servers "
+                         f"{s['server_rps'] / 1e6:.3g} M req/s; {_subtitle(run)}")
+    plotstyle.legend_outside(ax)
+    return plotstyle.save(fig, path)
