@@ -103,9 +103,10 @@ def test_fast_engine_gives_back_each_copy_once():
     and keeps the engine's results reproducible."""
     cfg = hazard_config("fast", network__duplicate=0.1, network__reorder=0.05,
                         sim__duration_s=0.002)
+    end_us = (cfg.sim.warmup_s + cfg.sim.duration_s) * 1e6
     model = build(cfg)
-    model.advance(2000.0)
-    model.close(2000.0)
+    model.advance(end_us)
+    model.close(end_us)
     assert model.rack.cnt[K_BAD_FREE] == 0
     assert model.rack.cnt[K_COPIES] > 1000
     assert model.requests_frame().equals(simulate_fast(cfg).requests)
