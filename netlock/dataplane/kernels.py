@@ -560,3 +560,18 @@ def notify_idle(locks: np.ndarray, regions: np.ndarray, ctl: np.ndarray,
         if (mask >> c) & 1:
             n = _notify_if_idle(locks, regions, trace, out, n, i, locks[i, L_LOCK_ID], c)
     return n
+
+
+@kernel
+def forget_backlog(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
+                   trace: Trace, out: np.ndarray, i: int, now_us: int) -> int:
+    """The lock server buffering lock ``i``'s overflow failed, and its backlog with it: the
+    control plane clears the backlog counts, then the requests they held back in the switch
+    (in lower classes) are granted in order."""
+    ctl[C_PASSES] = 0
+    for c in range(regions.shape[0]):
+        regions[c, i, R_SERVER_HELD] = 0
+        regions[c, i, R_NOTIFIED] = 0
+    _new_pass(ctl)
+    return _grant_waiting(locks, regions, slots, ctl, trace, out, 0, i, locks[i, L_LOCK_ID],
+                          now_us)

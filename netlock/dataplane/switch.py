@@ -163,11 +163,12 @@ class SwitchDataPlane:
     # --- control plane: regions and locks ----------------------------------------------------
 
     def install(self, lock_id: int, priority: int, left: int, right: int,
-                server_held: int = 0) -> list[Action]:
+                server_held: int = 0, paused: bool = False) -> list[Action]:
         """Give ``lock_id`` the queue region ``[left, right]`` in class ``priority``.
 
         ``server_held`` is the length of the lock's queue already buffered at its server
-        (a lock moving in); the returned NOTIFY_SERVER asks for the first push-backs.
+        (a lock moving in); the returned NOTIFY_SERVER asks for the first push-backs,
+        unless the lock is ``paused`` (then :meth:`resume` asks).
         """
         self._check_priority(priority)
         if lock_id < 0:
@@ -187,6 +188,8 @@ class SwitchDataPlane:
             self.locks[i] = 0
             self.locks[i, L_LOCK_ID] = lock_id
         self.locks[i, L_CLASSES] |= 1 << priority
+        if paused:
+            self.locks[i, L_PAUSED] = 1
         region = self.regions[priority, i]
         region[:] = 0
         region[[R_LEFT, R_HEAD, R_TAIL]] = left
@@ -389,6 +392,13 @@ class SwitchDataPlane:
     def reset_quota_window(self) -> None:
         """Start a new quota window (the controller calls this periodically)."""
         self.tenants[:, T_COUNT] = 0
+
+    def forget_server_backlog(self, lock_id: int, now_us: int) -> list[Action]:
+        """The lock server that buffered ``lock_id``'s overflow failed: forget that backlog
+        and grant what waited behind it (GRANT actions)."""
+        n = kernels.forget_backlog(self.locks, self.regions, self.slots, self.ctl, self.trace,
+                                   self.out, self._index(lock_id), int(now_us))
+        return self._actions(None, n)
 
     def fail(self) -> None:
         """Lose all switch state: lock table, queues, holders, quotas."""

@@ -13,6 +13,15 @@ lease (the copies arrive later, in any order); a lost grant is a ghost holder to
 expire by time, so a sweep may take some holders and not others. Every copy that arrives
 late must be dropped without changing anything.
 
+Failures (paper section 4.5): the switch fails and comes back (restarted, or a backup)
+with empty registers; the lock server fails and a new one, its heir, takes its partition
+over. Requests the failed node queued are lost (their clients give them up); holders it
+granted keep their locks until their leases end (orphans: the rack no longer knows them,
+so only time frees them, and their late releases must be dropped). Whoever takes over
+grants none of the failed node's locks before a lease has passed: the rules are
+:mod:`netlock.failover`, and a grant that comes too early is one the oracle refuses while
+an orphan still holds. The control plane moves no lock while a failover is in its grace.
+
 Both the Hypothesis state machine (``test_stateful.py``) and the long seeded runs
 (``test_fault_runs.py``) drive this class; each step's checks are :meth:`check`.
 """
@@ -20,7 +29,9 @@ Both the Hypothesis state machine (``test_stateful.py``) and the long seeded run
 from __future__ import annotations
 
 from netlock.dataplane.layout import L_EXCLUSIVE, L_SHARED, R_COUNT, R_GRANTED, R_SERVER_HELD
-from netlock.packets import ActionKind, DropReason, LockRequest, Mode, Op
+from netlock.failover import Grace, SwitchTakeover, grace_end_us
+from netlock.lockserver import LockServer
+from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
 
 from .harness import System, assert_one_access_per_pass, region_layout, small_geometry
 from .oracle import Oracle
@@ -30,6 +41,20 @@ MOVABLE = range(4)
 LOCKS = range(5)
 MODE = {Mode.SHARED: "S", Mode.EXCLUSIVE: "X"}
 CONTROL_OPS = ("pause", "resume", "move_out", "begin_move_in", "finish_move_in")
+
+
+class GracefulServer(LockServer):
+    """A lock server whose requests pass its :class:`netlock.failover.Grace` first, as in
+    the simulator's server node; the rack has one server, so one partition (0)."""
+
+    def __init__(self, priorities: int) -> None:
+        super().__init__(priorities)
+        self.grace = Grace(lambda lock_id: 0)
+
+    def handle(self, action: Action, now_us: int) -> list[Action]:
+        if action.kind != ActionKind.NOTIFY_SERVER and self.grace.hold(action.request):
+            return []
+        return super().handle(action, now_us)
 
 
 class FaultyClients:
@@ -42,6 +67,7 @@ class FaultyClients:
         self.layout = region_layout(geometry)
         self.sys = System(geometry, trace_capacity=trace_capacity)
         self.traced = trace_capacity > 0
+        self._use_server(GracefulServer(priorities))
         self.oracle = Oracle()
         self.held: dict[int, LockRequest] = {}
         self.ghosts: dict[int, LockRequest] = {}
@@ -54,12 +80,28 @@ class FaultyClients:
         self.ever_granted: set[int] = set()
         self.moving: set[int] = set()
         self.paused: set[int] = set()
+        self.orphans: set[int] = set()
+        """Holders (in ``held`` or ``ghosts``) granted by a node that has failed since."""
+        self.takeover: SwitchTakeover | None = None
+        self.failures = 0
         self.next_txn = 1
         self.operations = 0
         for lock in range(3):
             self._install(lock, [0] * priorities)
 
     # --- helpers ------------------------------------------------------------------------------
+
+    def _use_server(self, server: GracefulServer) -> None:
+        self.sys.server = self.sys.rack.servers[0] = server
+
+    @property
+    def recovering(self) -> bool:
+        """A failover is in its grace: the switch's locks paused, or the server's adopted."""
+        return bool(self.takeover and self.takeover.pending) or self.sys.server.grace.active
+
+    def _in_grace(self, lock: int) -> bool:
+        return (bool(self.takeover and lock in self.takeover.paused)
+                or self.sys.server.grace.covers(lock))
 
     def _send(self, req: LockRequest) -> list:
         self.operations += 1
@@ -111,6 +153,11 @@ class FaultyClients:
     def release(self, key: int) -> None:
         req = self.held.pop(key)
         self.oracle.release(key)
+        if key in self.orphans:
+            self.orphans.discard(key)
+            self.in_flight.append(req.release())
+            self.deliver(len(self.in_flight) - 1)
+            return
         self._apply(self._send(req.release()))
 
     def release_duplicated(self, key: int, later: bool) -> None:
@@ -148,31 +195,102 @@ class FaultyClients:
 
     def tick(self, dt: int) -> None:
         self.sys.now += dt
+        self.poll()
 
     def expire(self, now: int) -> None:
         """The lease sweep at time ``now``: holders granted a lease ago or more expire; their
         clients release afterwards (too late: the copies travel on)."""
         self.sys.now = now
-        due = sorted(k for k in [*self.held, *self.ghosts]
-                     if now - self.granted_at[k] >= LEASE_US)
+        due = self._leases_over()
         before = self.sys.server.expired_total
         for key in due:
             self.oracle.release(key)
         seen = self.sys.expire(LEASE_US)
         expired = self.sys.switch.last_expired + self.sys.server.expired_total - before
-        assert expired == len(due)
-        for key in due:
+        assert expired == len([k for k in due if k not in self.orphans])
+        self._forget(due)
+        self._apply(seen)
+        self.poll()
+
+    def _leases_over(self) -> list[int]:
+        return sorted(k for k in [*self.held, *self.ghosts]
+                      if self.sys.now - self.granted_at[k] >= LEASE_US)
+
+    def _forget(self, keys: list[int]) -> None:
+        """Holders whose lease is over: their clients' releases travel on, too late."""
+        for key in keys:
             if key in self.held:
                 self.in_flight.append(self.held.pop(key).release())
             else:
                 del self.ghosts[key]
-        self._apply(seen)
+            self.orphans.discard(key)
+
+    # --- failures -------------------------------------------------------------------------------
+
+    def _lose_requests(self, keys: set[int]) -> None:
+        for key in sorted(keys):
+            self.oracle.withdraw(key)
+            self.sent.discard(key)
+
+    def _orphan(self, locks: set[int]) -> None:
+        self.orphans |= {k for k, r in [*self.held.items(), *self.ghosts.items()]
+                         if r.lock_id in locks}
+
+    def fail_switch(self) -> None:
+        """The switch fails and comes back with empty registers and its lock table: each
+        lock's backlog is what the server buffered for it (paper section 4.5)."""
+        switch, server = self.sys.switch, self.sys.server
+        resident = set(switch.resident_locks)
+        buffered = {r.txn_id for lock, c in server.buffer_keys() for r in server.buffered(lock, c)}
+        self._lose_requests({k for lock in resident for k, _ in self.oracle.waiting(lock)}
+                            - buffered)
+        self._orphan(resident)
+        switch.fail()
+        self.paused -= resident
+        self.takeover = SwitchTakeover(switch, self.sys.now, LEASE_US)
+        for lock in sorted(resident):
+            self.takeover.install(lock, [(c, left, right)
+                                         for c, (left, right) in enumerate(self.layout[lock])],
+                                  lambda lock, c: len(server.buffered(lock, c)))
+        self.failures += 1
+
+    def fail_server(self) -> None:
+        """The lock server fails; its heir takes the partition over with nothing queued."""
+        old, switch = self.sys.server, self.sys.switch
+        resident = set(switch.resident_locks)
+        lost = {r.txn_id for lock, c in old.buffer_keys() for r in old.buffered(lock, c)}
+        lost |= {r.txn_id for lock in old.served_locks()
+                 for reqs in old.waiting(lock).values() for r in reqs}
+        lost |= {r.txn_id for r in old.grace.held}
+        self._lose_requests(lost)
+        self._orphan(set(LOCKS) - resident)
+        heir = GracefulServer(self.priorities)
+        heir.grace.adopt(grace_end_us(self.sys.now, LEASE_US), parts=[0])
+        self._use_server(heir)
+        self.moving.clear()
+        for lock in sorted(resident):
+            self._apply(self.sys.route(switch.forget_server_backlog(lock, self.sys.now)))
+        self.failures += 1
+
+    def poll(self) -> None:
+        """The control plane's poll: orphans whose lease is over are gone; a failover whose
+        grace is over serves its locks."""
+        over = [k for k in self._leases_over() if k in self.orphans]
+        for key in over:
+            self.oracle.release(key)
+        self._forget(over)
+        actions: list[Action] = []
+        if self.takeover is not None:
+            actions += self.takeover.resume_due(self.sys.now)
+        actions += self.sys.server.grace.end(self.sys.server, self.sys.now)
+        self._apply(self.sys.route(actions))
 
     # --- the control plane moving locks between switch and server -------------------------------
 
     def control(self, op: str, lock: int) -> None:
         """A control-plane step of moving a lock between switch and server."""
-        getattr(self, f"_{op}")(lock)
+        if not self.recovering:
+            getattr(self, f"_{op}")(lock)
 
     def _pause(self, lock: int) -> None:
         if self._resident(lock) and lock not in self.paused:
@@ -226,7 +344,7 @@ class FaultyClients:
     def nothing_grantable_is_left_waiting(self) -> None:
         for lock in LOCKS:
             waiting = self.oracle.waiting(lock)
-            if lock in self.moving:
+            if lock in self.moving or self._in_grace(lock):
                 continue
             q2 = {c: [r.txn_id for r in self.sys.server.buffered(lock, c)]
                   for c in range(self.priorities)}
@@ -248,7 +366,7 @@ class FaultyClients:
                     continue
                 held = switch.regions[c, i, R_SERVER_HELD]
                 assert held == buffered, f"lock {lock} class {c}: {held} vs {buffered}"
-                if held and lock not in self.paused:
+                if held and lock not in self.paused and not self._in_grace(lock):
                     assert switch.regions[c, i, R_COUNT] > 0, "q2 waits but nothing will notify"
 
     def passes_touch_each_array_once(self) -> None:
@@ -260,6 +378,11 @@ class FaultyClients:
     def drain(self) -> None:
         """Recover every ghost, deliver every copy, release every holder: then every request
         must have been granted and the rack must be empty."""
+        ends = [self.sys.server.grace.parts.get(0, 0), *self.sys.server.grace.locks.values()]
+        if self.takeover is not None and self.takeover.pending:
+            ends.append(self.takeover.until_us)
+        self.expire(max(self.sys.now, int(max(ends)) + 1))
+        assert not self.recovering
         for lock in sorted(self.paused):
             self._resume(lock)
         if self.ghosts:

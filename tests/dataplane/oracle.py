@@ -61,6 +61,15 @@ class Oracle:
                     entry.holders[key] = mode
                     return
 
+    def withdraw(self, key: object) -> None:
+        """A waiting request is lost (its client gives it up)."""
+        for queue in self.locks[self.where[key]].queues.values():
+            for pos, (k, _) in enumerate(queue):
+                if k == key:
+                    del queue[pos]
+                    return
+        raise AssertionError(f"{key!r} is not waiting")
+
     def release(self, key: object) -> None:
         del self.locks[self.where[key]].holders[key]
 

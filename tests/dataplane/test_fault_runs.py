@@ -1,5 +1,6 @@
 """Long seeded runs of :class:`tests.dataplane.faulty.FaultyClients`: many more client
-operations than the Hypothesis machine reaches, with every fault it knows, each step
+operations than the Hypothesis machine reaches, with every fault it knows (switch and
+lock-server failures included), each step
 checked against the oracle and every run drained at the end (all requests granted, the
 rack empty). The slow variant runs at least 1,000,000 client operations across seeds."""
 
@@ -12,15 +13,18 @@ import pytest
 from .faulty import CONTROL_OPS, LEASE_US, LOCKS, MOVABLE, FaultyClients
 
 STEPS = (("acquire", 30), ("release", 22), ("duplicate", 6), ("lose", 3), ("late", 6),
-         ("stale", 2), ("tick", 20), ("expire", 3), ("control", 8))
+         ("stale", 2), ("tick", 20), ("expire", 3), ("control", 8), ("switch_fails", 0.2),
+         ("server_fails", 0.2))
 """What a step does, with its weight."""
 MAX_WAITING = 24
 """Acquires wait only while fewer requests than this wait: queues stay short and runs in
 a steady state (overflow still happens: the regions hold 1 to 4 requests)."""
 
 
-def fault_run(seed: int, operations: int, priorities: int, check_every: int = 1) -> int:
-    """Random steps until clients have sent ``operations`` packets; the count reached.
+def fault_run(seed: int, operations: int, priorities: int,
+              check_every: int = 1) -> tuple[int, int]:
+    """Random steps until clients have sent ``operations`` packets; the count reached and
+    the number of switch and lock-server failures.
 
     Safety is checked after every step, everything (liveness, backlog bookkeeping) after
     every ``check_every``-th: a lock left waiting stays so, so a later check sees it."""
@@ -51,6 +55,10 @@ def fault_run(seed: int, operations: int, priorities: int, check_every: int = 1)
             c.expire(c.sys.now + rng.randint(1, LEASE_US))
         elif step == "control":
             c.control(rng.choice(CONTROL_OPS), rng.choice(MOVABLE))
+        elif step == "switch_fails":
+            c.fail_switch()
+        elif step == "server_fails":
+            c.fail_server()
         else:
             continue
         steps += 1
@@ -59,16 +67,20 @@ def fault_run(seed: int, operations: int, priorities: int, check_every: int = 1)
         else:
             c.holders_are_safe()
     c.drain()
-    return c.operations
+    return c.operations, c.failures
 
 
 @pytest.mark.parametrize("priorities", [1, 2])
 def test_a_fault_run_is_safe_and_live(priorities: int) -> None:
-    assert fault_run(seed=priorities, operations=10_000, priorities=priorities) >= 10_000
+    done, failures = fault_run(seed=priorities, operations=10_000, priorities=priorities)
+    assert done >= 10_000 and failures > 0
 
 
 @pytest.mark.slow
 def test_a_million_operations_under_faults() -> None:
-    done = sum(fault_run(seed, 125_000, 1 + seed % 2, check_every=10) for seed in range(8))
-    print(f"fault runs: {done} client operations, 0 violations, 0 stalled")
+    runs = [fault_run(seed, 125_000, 1 + seed % 2, check_every=10) for seed in range(8)]
+    done = sum(ops for ops, _ in runs)
+    failures = sum(count for _, count in runs)
+    print(f"fault runs: {done} client operations, {failures} switch or server failures, "
+          "0 violations, 0 stalled")
     assert done >= 1_000_000

@@ -1,7 +1,7 @@
 """The Hypothesis state machine over :class:`tests.dataplane.faulty.FaultyClients`: random
 interleavings of acquires, releases, faults (lost, duplicated, late packets), partial lease
-expiry and lock moves, every step checked against the independent oracle (see
-``faulty.py`` for what is checked)."""
+expiry, lock moves, and switch and lock-server failures with their failovers, every step
+checked against the independent oracle (see ``faulty.py`` for what is checked)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,14 @@ class SwitchAndServer(RuleBasedStateMachine):
     @rule(dt=st.integers(1, LEASE_US))
     def expire_some(self, dt: int) -> None:
         self.c.expire(self.c.sys.now + dt)
+
+    @rule()
+    def switch_fails(self) -> None:
+        self.c.fail_switch()
+
+    @rule()
+    def server_fails(self) -> None:
+        self.c.fail_server()
 
     @rule(op=st.sampled_from(CONTROL_OPS), lock=st.sampled_from(MOVABLE))
     def control(self, op: str, lock: int) -> None:

@@ -42,13 +42,15 @@ Lock-server failure: the server loses its state; its partition moves to the next
 server, which grants none of the adopted locks for one lease (their acquires wait at the
 server in arrival order) and keeps granting its own locks meanwhile. Switch queues whose
 overflow was buffered at the failed server forget that backlog (the control plane rewrites
-the switch's count of requests held at the server to the new server's, which is empty).
+the switch's count of requests held at the server to the new server's, which is empty) and
+grant what waited behind it in lower classes.
 """
 
 from __future__ import annotations
 
 from netlock.config import Failures
 from netlock.dataplane.layout import R_COUNT, R_NOTIFIED, R_SERVER_HELD
+from netlock.failover import SwitchTakeover, grace_end_us
 from netlock.packets import ActionKind
 from sim.managers.netlock.manager import NetLockManager
 from sim.managers.netlock.switch import SwitchNode
@@ -63,7 +65,7 @@ def schedule_failures(m: NetLockManager, failures: Failures) -> None:
         if failures.switch_restart_s is not None:
             restart_us = failures.switch_restart_s * 1e6
             if mode != "servers":
-                restart_us = max(restart_us, fail_us + m.lease_us + 1)
+                restart_us = max(restart_us, grace_end_us(fail_us, m.lease_us))
             m.engine.call_later(restart_us, RESTARTS[mode], m)
     for failure in failures.server_failures:
         m.engine.call_later(failure.at_s * 1e6, fail_server, m, failure.server)
@@ -103,24 +105,27 @@ def fail_to_backup(m: NetLockManager) -> None:
     """``backup``: a backup switch with the same plan takes over after one lease."""
     _lose_switch_state(m)
     spare = m.new_switch()
-    m.install_plan(spare, paused=True)
+    takeover = SwitchTakeover(spare.dp, m.env.now, m.lease_us)
+    for lock, parts in plan_regions(m).items():
+        takeover.install(lock, parts)
+    spare.refresh_table()
     m.use_switch(spare)
-    m.engine.call_later(m.lease_us, resume_all, m, spare)
+    m.engine.call_later(takeover.until_us - m.env.now, resume_all, m, takeover)
 
 
 def fail_to_servers(m: NetLockManager) -> None:
     """``servers``: the lock servers serve the switch's locks after one lease."""
     _lose_switch_state(m)
     locks = frozenset(plan_regions(m))
+    until_us = grace_end_us(m.env.now, m.lease_us)
     for server in m.servers:
         if server.alive:
-            server.adopt_switch_locks(locks)
-            m.engine.call_later(m.lease_us + 1, server.end_grace, set(), locks)
+            server.adopt_switch_locks(locks, until_us)
+            m.engine.call_later(until_us - m.env.now, server.end_grace, until_us)
 
 
-def resume_all(m: NetLockManager, node: SwitchNode) -> None:
-    for lock in node.dp.resident_locks:
-        notify(m, node.dp.resume(lock))
+def resume_all(m: NetLockManager, takeover: SwitchTakeover) -> None:
+    notify(m, takeover.resume_due(takeover.until_us))
 
 
 def notify(m: NetLockManager, actions: list) -> None:
@@ -228,12 +233,11 @@ def fail_server(m: NetLockManager, index: int) -> None:
     heir = min(alive, key=lambda s: (s - index) % len(m.servers))
     parts = {part for part, owner in enumerate(m.owner_of) if owner == index}
     m.owner_of = [heir if owner == index else owner for owner in m.owner_of]
-    m.servers[heir].adopt(parts)
-    m.engine.call_later(m.lease_us + 1, m.servers[heir].end_grace, parts)
+    until_us = grace_end_us(m.env.now, m.lease_us)
+    m.servers[heir].adopt(parts, until_us)
+    m.engine.call_later(until_us - m.env.now, m.servers[heir].end_grace, until_us)
     for lock in orphaned:
-        i = node.dp.lock_index(lock)
-        node.regions[:, i, R_SERVER_HELD] = 0
-        node.regions[:, i, R_NOTIFIED] = 0
+        node.forget_server_backlog(lock)
 
 
 STOPS = {"stop": stop_switch, "backup": fail_to_backup, "servers": fail_to_servers}

@@ -89,15 +89,13 @@ class NetLockManager:
         cfg = self.cfg
         return SwitchNode(self, switch_dataplane(cfg), cfg.switch.pass_us, cfg.switch.rate_pps)
 
-    def install_plan(self, node: SwitchNode, paused: bool = False) -> None:
+    def install_plan(self, node: SwitchNode) -> None:
         """Give every switch-resident lock of the plan its queue regions."""
         entries = self.plan.entries
         for lock, prio, left, right in zip(entries.lock_id.tolist(), entries.priority.tolist(),
                                            entries.left.tolist(), entries.right.tolist(),
                                            strict=True):
             node.dp.install(lock, prio, left, right)
-            if paused:
-                node.dp.pause(lock)
         node.refresh_table()
 
     def use_switch(self, node: SwitchNode) -> None:

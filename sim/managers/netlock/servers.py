@@ -10,18 +10,18 @@ busy-until time, not a simpy resource: the lock server's state changes when the 
 arrives (per-lock order is what matters) and its answers leave when the core is done.
 
 After adopting locks someone else granted (a failed server's partition, or a failed
-switch's locks), the server waits one lease before granting them (their old holders' leases
-run out first; paper section 4.5) but keeps serving its own: acquires of adopted locks are
-held aside in arrival order (:meth:`ServerNode.adopt`, :meth:`ServerNode.adopt_switch_locks`)
-and handled when their grace ends (:meth:`ServerNode.end_grace`).
+switch's locks), the server waits one lease before granting them but keeps serving its own:
+the rule is :class:`netlock.failover.Grace` (:meth:`ServerNode.adopt`,
+:meth:`ServerNode.adopt_switch_locks`, :meth:`ServerNode.end_grace`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from netlock.failover import Grace
 from netlock.lockserver import LockServer
-from netlock.packets import Action, ActionKind, LockRequest, Op
+from netlock.packets import Action, LockRequest
 from sim.network import Link
 
 RSS_MULTIPLIER = 0x9E3779B1
@@ -47,11 +47,7 @@ class ServerNode:
         self.down = Link()
         self.packets = 0
         self.busy_us = 0.0
-        self.adopting: set[int] = set()
-        """Adopted partitions (original owners) whose locks are in their lease grace."""
-        self.adopted_locks: set[int] = set()
-        """Adopted switch locks in their lease grace."""
-        self.held: list[LockRequest] = []
+        self.grace = Grace(manager.partition.owner)
 
     def _serve(self, lock_id: int) -> float:
         """Queue one packet on its core; the delay until the core finishes it (us)."""
@@ -71,52 +67,25 @@ class ServerNode:
         if not self.alive:
             return
         delay = self._serve(lreq.lock_id)
-        if (self.adopting or self.adopted_locks) and self._in_grace(lreq):
-            self.held.append(lreq)
+        if self.grace.hold(lreq):
             return
         self.m.server_actions(self, self.state.process(lreq, int(self.env._now)), delay)
 
-    def _in_grace(self, lreq: LockRequest) -> bool:
-        """An acquire the server must not queue yet: its lock is adopted and in its grace
-        (overflow and push-backs of switch-resident locks are not granted here anyway)."""
-        return (lreq.op == Op.ACQUIRE and not lreq.overflow and not lreq.push_back
-                and (lreq.lock_id in self.adopted_locks
-                     or self.m.partition.owner(lreq.lock_id) in self.adopting))
+    def adopt(self, parts: set[int], until_us: float) -> None:
+        """Grant none of the adopted partitions ``parts`` before ``until_us``."""
+        self.grace.adopt(until_us, parts=parts)
 
-    def adopt(self, parts: set[int]) -> None:
-        """Start the grace of adopted partitions ``parts``: hold their acquires aside."""
-        self.adopting |= parts
+    def adopt_switch_locks(self, locks: frozenset[int], until_us: float) -> None:
+        """The switch failed: serve its ``locks`` from ``until_us``. Their overflow buffered
+        here goes first (oldest first), as plain acquires."""
+        self.grace.adopt(until_us, locks=locks, queued=self.state.surrender(locks))
 
-    def adopt_switch_locks(self, locks: set[int]) -> None:
-        """The switch failed: serve its ``locks`` after a grace. Their overflow buffered here
-        becomes the head of the held requests (oldest first), as plain acquires."""
-        self.adopted_locks |= locks
-        self.held += self.state.surrender(locks)
-
-    def end_grace(self, parts: set[int], locks: frozenset[int] = frozenset()) -> None:
-        """The grace of partitions ``parts`` and switch ``locks`` is over: handle their held
-        acquires in arrival order.
-
-        A held acquire whose lock moved into the switch meanwhile is re-sent to the switch
-        as a new acquire, like the requests :meth:`LockServer.mapped` returns.
-        """
-        self.adopting -= parts
-        self.adopted_locks -= locks
+    def end_grace(self, now_us: float) -> None:
+        """Graces over by ``now_us`` end: handle the acquires they held, in arrival order."""
         if not self.alive:
-            self.held.clear()
+            self.grace.clear()
             return
-        now = int(self.env._now)
-        kept: list[LockRequest] = []
-        actions: list[Action] = []
-        for lreq in self.held:
-            if self._in_grace(lreq):
-                kept.append(lreq)
-            elif self.state.is_resident(lreq.lock_id):
-                actions.append(Action(ActionKind.PUSH_BACK, lreq))
-            else:
-                actions += self.state.process(lreq, now)
-        self.held = kept
-        self.control(actions)
+        self.control(self.grace.end(self.state, now_us))
 
     def on_notify(self, lock_id: int, priority: int, count: int) -> None:
         """The switch says the queue of (lock, priority) drained: push back up to ``count``."""
@@ -133,6 +102,4 @@ class ServerNode:
     def fail(self) -> None:
         self.alive = False
         self.state.fail()
-        self.adopting.clear()
-        self.adopted_locks.clear()
-        self.held.clear()
+        self.grace.clear()

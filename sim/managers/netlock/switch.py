@@ -260,6 +260,15 @@ class SwitchNode:
 
     # --- control plane ------------------------------------------------------------------------
 
+    def forget_server_backlog(self, lock: int) -> None:
+        """The lock server buffering ``lock``'s overflow failed: forget that backlog and
+        grant what waited behind it."""
+        n = kernels.forget_backlog(self.locks, self.regions, self.slots, self.ctl, self.trace,
+                                   self.out, self.dp.lock_index(lock), int(self.env._now))
+        if n:
+            self.dispatch(self.out_mv, n, None, self._occupy(self.env._now,
+                                                             self.ctl_mv[C_PASSES]))
+
     def expire(self, now_us: int, lease_us: int) -> int:
         """The control plane's lease sweep; returns the holders it expired."""
         n = kernels.expire(self.locks, self.regions, self.slots, self.ctl, self.trace, self.out,
