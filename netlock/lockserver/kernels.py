@@ -11,8 +11,9 @@ The rules (paper section 4.3):
   and are granted highest class first under the switch's compatibility rule
   (:func:`netlock.dataplane.rules.compatible`), stopping at the first request that must
   wait (it blocks everything behind it, in its class and every lower one); nothing is
-  granted while the lock is frozen (moving into the switch), while its server is in its
-  grace period, or while the lock's range moves between servers;
+  granted while the lock is frozen (moving into the switch) or while the lock's range
+  moves between servers (a failed server's heir holds acquires aside itself:
+  :class:`netlock.failover.Grace`);
 - a release must match a holder by (txn, client) and mode, else it is dropped
   (``STALE_RELEASE``; ``NOT_HELD`` when the lock is not served here);
 - an acquire of a served lock whose (txn, client) already waits or holds there is a copy
@@ -70,7 +71,6 @@ from netlock.lockserver.layout import (
     N_TXN,
     Q_HEAD,
     RESIDENT,
-    SV_GRACE_US,
     SV_HEAD,
     ServerState,
 )
@@ -131,7 +131,7 @@ def grant(st: ServerState, d: int, now_us: int, n: int) -> int:
     one must wait; forget the lock when it is idle. Action rows from ``n``; the next row."""
     lk, node, wq = st.lk, st.node, st.wq
     s = lk[d, LK_SERVER]
-    if ((lk[d, LK_FLAGS] & FROZEN) == 0 and now_us >= st.servers[s, SV_GRACE_US]
+    if ((lk[d, LK_FLAGS] & FROZEN) == 0
             and (st.cnt[CN_MOVES] == 0
                  or not held_back(st, s, lk[d, LK_ID], LEAVING | ARRIVING))):
         for p in range(wq.shape[1]):

@@ -15,7 +15,7 @@ callers make room first (:func:`has_room`, :func:`ensure_room`).
 - ``deferred[d, p]``: a NOTIFY_SERVER count held back while the lock arrives from another
   server (-1: none), and its arrival sequence number;
 - ``node[k]``: one request (waiting, buffered, held aside or holding), linked by ``N_NEXT``;
-- ``servers[s]``: server ``s``'s list of served locks, the end of its grace period (us);
+- ``servers[s]``: server ``s``'s list of served locks (head and tail);
 - ``moves[m]``: lock-id ranges a server must not grant (``LEAVING`` or ``ARRIVING``);
 - ``cnt``: scalar counters; ``act``: the action rows a kernel call writes (``A_*``).
 """
@@ -56,8 +56,8 @@ N_FLAGS = 8  # FLAG_* as the request was kept (as it arrived, or marked overflow
 N_NODE = 9
 
 # servers[s, :] --------------------------------------------------------------------------------
-SV_HEAD, SV_TAIL, SV_GRACE_US = range(3)
-N_SV = 3
+SV_HEAD, SV_TAIL = range(2)
+N_SV = 2
 
 # moves[m, :] ----------------------------------------------------------------------------------
 MV_SERVER, MV_LO, MV_HI, MV_KIND = range(4)
@@ -187,7 +187,7 @@ def ensure_moves(st: ServerState, moves: int) -> ServerState:
 
 
 def forget_requests(st: ServerState) -> None:
-    """Lose every request, flag, move and grace period (a failed server), keeping each lock's
+    """Lose every request, flag and move (a failed server), keeping each lock's
     dense index and the planner's counters (acquires and peaks are measured across it)."""
     dense = int(st.cnt[CN_DENSE])
     st.lk[:, LK_SERVED:LK_REQUESTS] = 0

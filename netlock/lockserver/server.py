@@ -4,7 +4,7 @@ The request rules live in :mod:`netlock.lockserver.kernels`; this class owns a
 :class:`netlock.lockserver.layout.ServerState` for one server, calls the kernels for every
 request and turns their action rows into :class:`netlock.packets.Action` values. Its
 control-plane operations (moving locks into and out of the switch and between servers,
-failure and grace, the planner's counters, inspection) work on the same arrays.
+failure, the planner's counters, inspection) work on the same arrays.
 
 A server plays two roles (paper section 4.3):
 
@@ -43,7 +43,6 @@ and the peak of holders plus waiting requests (:meth:`LockServer.counters`).
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -83,7 +82,6 @@ from netlock.lockserver.layout import (
     QK_LATE,
     QK_WAITING,
     RESIDENT,
-    SV_GRACE_US,
     SV_HEAD,
     ServerState,
     ensure_moves,
@@ -96,7 +94,6 @@ from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, O
 
 SERVER = 0
 """A :class:`LockServer` is server 0 of its own state."""
-ALL_LOCKS = (-(2**63), 2**63 - 1)
 _KINDS = tuple(ActionKind)
 _REASONS = tuple(DropReason)
 _MODES = tuple(Mode)
@@ -289,16 +286,6 @@ class LockServer:
     def fail(self) -> None:
         """Lose all state (the lock's partition is reassigned to another server)."""
         forget_requests(self.state)
-
-    def start_grace(self, until_us: int) -> None:
-        """Grant nothing before ``until_us`` (after adopting a failed server's partition,
-        so that leases granted by the old server run out first)."""
-        self.state.servers[SERVER, SV_GRACE_US] = math.ceil(until_us)
-
-    def tick(self, now_us: int) -> list[Action]:
-        """Grant what the grace period held back."""
-        return self._actions(kernels.grant_range(self.state, SERVER, *ALL_LOCKS,
-                                                    int(now_us), 0))
 
     def surrender(self, lock_ids: Iterable[int]) -> list[LockRequest]:
         """The switch that owned ``lock_ids`` is gone: they are no longer resident; their

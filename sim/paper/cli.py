@@ -35,7 +35,8 @@ def paper_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Reproduce a figure of the NetLock paper's evaluation from configs/paper/FIG.yaml and
-    check the qualitative outcome its text states (exit 1 if a check fails).
+    check the qualitative outcome its text states (exit 1 if a check of a required figure
+    fails; Figures 10 and 11 report theirs).
 
     Example:
 
@@ -71,7 +72,7 @@ def paper_command(
         for doc in docs:
             console.print(f"{doc['figure']}: {len(doc['points'])} points, "
                           f"{doc['wall_s']:.1f} s -> {out / (doc['figure'] + '.png')}")
-    if not all(d["holds"] for d in docs):
+    if not all(d["holds"] or not d["required"] for d in docs):
         raise typer.Exit(1)
 
 

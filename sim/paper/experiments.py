@@ -65,6 +65,7 @@ class FigureResult:
             "points": _records(self.table),
             "checks": [c.to_dict() for c in self.checks],
             "holds": self.holds,
+            "required": self.figure.required,
             "wall_s": self.wall_s,
             "provenance": self.provenance,
         }

@@ -167,3 +167,18 @@ def test_the_committed_full_scale_figures_are_complete_and_traceable():
         assert len(pd.read_csv(out / f"{name}.csv")) == len(doc["points"])
         assert (out / f"{name}.png").stat().st_size > 10_000
         assert f"![{name}]({name}.png)" in (out / "README.md").read_text()
+
+
+def test_only_required_figures_fail_the_command(monkeypatch, tmp_path):
+    from sim.paper import cli
+    from sim.paper.experiments import FigureResult
+    from sim.paper.figure import Check
+
+    def fake(name, *args, **kwargs):
+        return FigureResult(figure(name), "small", pd.DataFrame({"x": [1]}), {},
+                            [Check("a claim", False, "detail")], 0.0, [], {})
+
+    monkeypatch.setattr(cli, "run_figure", fake)
+    monkeypatch.setattr(cli, "write_index", lambda out: None)
+    assert invoke("fig11", "--out", str(tmp_path)).exit_code == 0
+    assert invoke("fig13", "--out", str(tmp_path)).exit_code == 1
