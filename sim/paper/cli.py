@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option
+from netlock.cli.console import console as make_console
 from netlock.errors import ConfigError
 
 from .experiments import FIGURES, figure, names, run_figure, write_index
@@ -48,11 +48,11 @@ def paper_command(
         raise ConfigError(f"--scale: expected one of {', '.join(SCALES)}, got {scale!r}")
     todo = names() if fig == "all" else [figure(fig).name]
     n_workers = workers or max(1, os.cpu_count() or 1)
-    console = Console(stderr=True)
+    console = make_console()
     docs: list[dict[str, Any]] = []
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                  transient=as_json) as bar:
+                  transient=as_json, disable=not console.is_terminal) as bar:
         for name in todo:
             task = bar.add_task(name, total=None)
             result = run_figure(name, scale, n_workers, out,
