@@ -47,6 +47,7 @@ def paper_command(
     if scale not in SCALES:
         raise ConfigError(f"--scale: expected one of {', '.join(SCALES)}, got {scale!r}")
     todo = names() if fig == "all" else [figure(fig).name]
+    _writable(out)
     n_workers = workers or max(1, os.cpu_count() or 1)
     console = make_console()
     docs: list[dict[str, Any]] = []
@@ -74,6 +75,17 @@ def paper_command(
                           f"{doc['wall_s']:.1f} s -> {out / (doc['figure'] + '.png')}")
     if not all(d["holds"] or not d["required"] for d in docs):
         raise typer.Exit(1)
+
+
+def _writable(out: Path) -> None:
+    """Refuse an ``--out`` that cannot hold the figures before any simulation runs."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot create the folder "
+                          f"({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK):
+        raise ConfigError(f"--out {out}: the folder is not writable")
 
 
 def register(app: typer.Typer) -> None:

@@ -57,6 +57,15 @@ def test_bad_figure_or_scale_is_one_line_and_exit_2(args, message):
     assert message in result.stderr and result.stderr.count("\n") == 1
 
 
+def test_an_out_folder_that_cannot_be_made_is_one_line_before_any_run(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("keep")
+    result = invoke("fig13", "--out", str(blocker / "figs"))
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "--out" in result.stderr and "cannot create the folder" in result.stderr
+    assert blocker.read_text() == "keep"
+
+
 def test_every_figure_has_an_experiment_file_with_both_scales():
     for name in names():
         for scale in ("small", "full"):
