@@ -52,14 +52,14 @@ def segments(key: str) -> list[tuple[str, int | None]]:
             for m in _SEGMENT.finditer(key)]
 
 
-def parse_override(key: str, text: str) -> Any:
+def parse_override(key: str, text: str, root: type = Config) -> Any:
     """The value of ``--set key=text``: YAML for numbers, booleans and lists; text for strings.
 
     A string key takes the text as typed (``testbed.name=2024`` stays a string); ``null``,
     ``~`` or nothing clear an optional one. File paths are made absolute from the working
-    directory, where the user typed them.
+    directory, where the user typed them. ``root`` is the schema the key belongs to.
     """
-    tp = field_type(Config, segments(key), key)
+    tp = field_type(root, segments(key), key)
     optional = typing.get_origin(tp) in (typing.Union, types.UnionType)
     if strip_optional(tp) is str and not (optional and text in ("null", "~", "")):
         return os.path.abspath(text) if key in path_keys() and text else text
@@ -69,18 +69,20 @@ def parse_override(key: str, text: str) -> Any:
         raise Problem(key, f"cannot read {text!r}: {yaml_problem(exc)}") from None
 
 
-def apply_overrides(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``doc`` with each dotted key set; a mapping value merges into a section."""
+def apply_overrides(doc: dict[str, Any], values: dict[str, Any],
+                    root: type = Config) -> dict[str, Any]:
+    """A copy of ``doc`` with each dotted key set; a mapping value merges into a section.
+    ``root`` is the schema ``doc`` follows."""
     out = copy.deepcopy(doc)
     for key, value in values.items():
-        _set_key(out, key, value)
+        _set_key(out, key, value, root)
     return out
 
 
-def _set_key(doc: dict[str, Any], key: str, value: Any) -> None:
+def _set_key(doc: dict[str, Any], key: str, value: Any, root: type) -> None:
     segs = segments(key)
-    field_type(Config, segs, key)
-    cls: Any = Config
+    field_type(root, segs, key)
+    cls: Any = root
     node: dict[str, Any] = doc
     walked = ""
     for i, (name, index) in enumerate(segs):
