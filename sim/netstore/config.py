@@ -72,6 +72,12 @@ class NetStore:
     routing: str = key("lbp", "how the controller picks an operation's path: lbp (least "
                        "bottlenecked path) or ecmp (uniformly among the shortest)",
                        choices=ROUTINGS)
+    nac: bool = key(False, "network-aware caching: reads may come from a current replica in "
+                    "the reader's own cache, rack or pod (section 3.2)")
+    controller_cache_entries: int = key(20_000, "keys the controller's replica directory "
+                                        "holds (clock eviction)", min=1)
+    server_cache_entries: int = key(20_000, "values each data server caches (random "
+                                    "eviction)", min=1)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from sim.fabric.fluid import FluidNetwork
 from sim.fabric.topology import FatTree
 from sim.netstore.config import NetStoreConfig
 from sim.netstore.controller import Controller
+from sim.netstore.nac import NetworkAwareCache
 from sim.safety import count_violations
 from sim.workloads.zipf import ZipfSampler
 
@@ -47,6 +48,7 @@ class _Op:
     granted_at: float = math.nan
     released_at: float = math.nan
     path: np.ndarray | None = None
+    version: int = 0
 
 
 @dataclass
@@ -82,9 +84,14 @@ class _Run:
         self.cfg = cfg
         self.fabric = build_fabric(cfg)
         streams = [np.random.default_rng(s)
-                   for s in np.random.SeedSequence(cfg.sim.seed).spawn(5)]
-        self.rng_txn, self.rng_key, self.rng_bg, self.rng_bg_route, rng_route = streams
+                   for s in np.random.SeedSequence(cfg.sim.seed).spawn(6)]
+        self.rng_txn, self.rng_key, self.rng_bg, self.rng_bg_route, rng_route, rng_nac = streams
         self.controller = Controller(self.fabric, cfg.netstore.routing, rng_route)
+        ns = cfg.netstore
+        self.nac = (NetworkAwareCache(self.fabric, ns.controller_cache_entries,
+                                      ns.server_cache_entries,
+                                      rng_nac)
+                    if ns.nac else None)
         self.net = FluidNetwork(self.fabric.capacity_bps)
         self.keys = ZipfSampler(cfg.workload.keys, cfg.workload.zipf)
         self.window = (cfg.sim.warmup_s, cfg.sim.warmup_s + cfg.sim.duration_s)
@@ -121,12 +128,15 @@ class _Run:
         self.granted += 1
         home = op.key % self.fabric.hosts
         coordinator = op.txn.host
-        if home == coordinator:
+        source = home
+        if self.nac is not None:
+            source, op.version = self.nac.on_grant(op.key, op.exclusive, coordinator, home)
+        if source == coordinator:
             self.finish(op, t)
             return
         self.remote += 1
         nbytes = self.cfg.workload.op_bytes
-        src, dst = (coordinator, home) if op.exclusive else (home, coordinator)
+        src, dst = (coordinator, home) if op.exclusive else (source, coordinator)
         op.path = self.controller.route(src, dst, nbytes)
         self.launch(op, op.path, nbytes)
 
@@ -170,6 +180,8 @@ class _Run:
     def flow_over(self, fid: int, t: float) -> None:
         owner = self.flows.pop(fid)
         if isinstance(owner, _Op):
+            if self.nac is not None and not owner.exclusive:
+                self.nac.on_read_done(owner.key, owner.txn.host, owner.version)
             self.finish(owner, t)
             return
         self.controller.forget(owner.path, owner.nbytes)
@@ -235,6 +247,7 @@ def _summary(run: _Run, cfg: NetStoreConfig, end: float, events: int,
     bg = np.array(run.bg_done) * 1e3
     return {
         "routing": cfg.netstore.routing,
+        "nac": cfg.netstore.nac,
         "sim_time_s": end,
         "measured_s": cfg.sim.duration_s,
         "transactions": len(done),
@@ -242,6 +255,8 @@ def _summary(run: _Run, cfg: NetStoreConfig, end: float, events: int,
         "tps": len(done) / cfg.sim.duration_s,
         "granted": run.granted,
         "remote_ops": run.remote,
+        "cache": {"local_hits": run.nac.local_hits if run.nac else 0,
+                  "replica_reads": run.nac.replica_reads if run.nac else 0},
         "txn_completion_ms": _stats(ms),
         "background": {"flows": len(bg), **{f"completion_ms_{k}": v
                                              for k, v in _stats(bg).items()}},

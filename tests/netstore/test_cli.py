@@ -26,12 +26,14 @@ def invoke(app, *args):
     return CliRunner().invoke(app, ["netstore", *[str(a) for a in args]])
 
 
-@pytest.mark.parametrize("name", ["netstore-lbp", "netstore-ecmp"])
+@pytest.mark.parametrize("name", ["netstore-lbp", "netstore-ecmp", "netstore-lbp-nac"])
 def test_json_is_one_object_with_the_results(app, name):
     result = invoke(app, CONFIGS / f"{name}.yaml", *SHORT, "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["routing"] == name.split("-")[1]
+    assert summary["nac"] == name.endswith("-nac")
+    assert (summary["cache"]["local_hits"] > 0) == summary["nac"]
     assert summary["transactions"] > 300
     assert summary["violations"] == 0 and summary["stalled"] == 0
     assert 0.04 < summary["txn_completion_ms"]["p50"] < 1.0
