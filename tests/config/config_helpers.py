@@ -10,7 +10,10 @@ from netlock.cli import config_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "configs"
-CANONICAL = sorted(CONFIGS.glob("*.yaml")) + sorted(CONFIGS.glob("testbed/*.yaml"))
+NETSTORE = sorted(CONFIGS.glob("netstore-*.yaml"))
+"""NetStore's configs: a fabric experiment with its own schema (tests/netstore)."""
+CANONICAL = sorted(set(CONFIGS.glob("*.yaml")) - set(NETSTORE)) + sorted(
+    CONFIGS.glob("testbed/*.yaml"))
 
 
 def config_app() -> typer.Typer:
