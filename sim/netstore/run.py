@@ -5,7 +5,9 @@ transactions (Poisson arrivals) go to its local data server, the coordinator, wh
 controller for the locks of all their operations at once; as each lock is granted the
 operation's data crosses the fabric on the path the controller chose (a read from the key's
 home server to the coordinator, a write the other way; no transfer when the key is local).
-The transaction completes when its last operation has, and then releases its locks (strict
+With network-aware caching (:mod:`sim.netstore.nac`) a read may instead hit the coordinator's
+own cache or come from a current replica nearer than the home server. The transaction
+completes when its last operation has, and then releases its locks (strict
 2PL). Background clients ask servers in another pod for flows of uniform size, which ECMP
 routes. Control messages (lock requests, grants, releases, 2PC votes) are small against the
 6 KB operations and are not modelled: the fabric model carries data only, with no
