@@ -365,12 +365,12 @@ def load_requests(source: Path, requests: int | None = None, sets: list[str] | N
     100,000) of a config's workload, as ``netlock trace gen`` makes them. ``shift`` rotates
     lock ids by that much over the workload's ids (the same workload, its hot set moved)."""
     from netlock.cli.common import parse_sets
+    from netlock.trace import read_trace
     from planner import settings
-    from planner.ingest import read_trace
 
     if source.suffix.lower() in (".yaml", ".yml"):
-        from planner.tracegen import trace_from_config
         from sim.workloads import workload_from_config
+        from sim.workloads.tracegen import trace_from_config
 
         cfg = settings.run_config(source, parse_sets(sets))
         cols = trace_from_config(cfg, requests or 100_000, seed, workload_from_config(cfg))

@@ -52,11 +52,11 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
     """Generate, plan, replay and push; ``log`` receives one line per step."""
     from hwrunner.targets import push_plan
     from netlock.plan_io import save_plan
+    from netlock.trace import read_trace, trace_digest, write_trace
     from planner import settings
-    from planner.ingest import read_trace, trace_digest
     from planner.planning import make_plan
-    from planner.tracegen import trace_from_config, write_trace
     from sim.simulate import simulate
+    from sim.workloads.tracegen import trace_from_config
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
 """Commands contributed by ``sim``: ``netlock sim`` (one run), ``netlock sweep`` (a grid),
-``netlock plot`` (the figures of one run) and ``netlock paper`` (a figure of the paper)."""
+``netlock plot`` (the figures of one run), ``netlock paper`` (a figure of the paper) and
+``netlock trace gen`` (a synthetic trace, :mod:`sim.workloads.cli`)."""
 
 from __future__ import annotations
 
@@ -228,10 +229,12 @@ def plot_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``sim``, ``sweep``, ``plot`` and ``paper`` to the ``netlock`` app."""
+    """Add ``sim``, ``sweep``, ``plot``, ``paper`` and ``trace`` to the ``netlock`` app."""
     from sim.paper.cli import register as register_paper
+    from sim.workloads.cli import register as register_trace
 
     app.command("sim")(sim_command)
     app.command("sweep")(sweep_command)
     app.command("plot")(plot_command)
     register_paper(app)
+    register_trace(app)

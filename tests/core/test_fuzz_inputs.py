@@ -26,7 +26,7 @@ from hwrunner.targets import push_plan
 from netlock.config import load_config
 from netlock.errors import NetlockError
 from netlock.plan_io import load_plan, save_plan
-from planner.ingest import read_trace
+from netlock.trace import read_trace
 from tests.hwrunner.plans import make_plan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "hwrunner" / "fixtures"
