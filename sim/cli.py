@@ -23,12 +23,12 @@ from netlock.cli.common import (
     set_option,
 )
 from netlock.cli.console import console, progress_bar, status
-from netlock.config import load_config
+from netlock.config import load_config, override_config
 from netlock.errors import ConfigError
 from netlock.memory import check_fits
 from sim.footprint import run_needs
 from sim.plots import plot_sweep
-from sim.simulate import run_engine
+from sim.run import run_engine
 from sim.sweep import claim_out, grid_points, parse_grid, run_sweep
 
 
@@ -171,7 +171,7 @@ def sweep_command(
     base = load_config(config, parse_sets(sets))
     chosen = _engine(base.sim.engine, engine)
     if chosen != base.sim.engine:
-        base = base.with_overrides({"sim.engine": chosen})
+        base = override_config(base, {"sim.engine": chosen})
     if scheduler is not None and "://" not in scheduler:
         raise ConfigError(f"--scheduler {scheduler!r}: expected a scheduler address such as "
                           f"tcp://HOST:PORT")
