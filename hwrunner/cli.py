@@ -14,11 +14,11 @@ from hwrunner.autopilot import Autopilot, AutopilotOptions, Round
 from hwrunner.compile import render_program
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
-from hwrunner.layout import check_fits
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.replay import Replay, ReplayPacer, Requests
 from hwrunner.servers import NoLockServers
 from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
+from hwrunner.switch_contents import check_fits
 from hwrunner.targets import (
     checkpointer,
     default_journal,

@@ -117,7 +117,7 @@ def plan_command(
     from netlock.trace import read_trace, trace_digest
     from planner import settings
     from planner.coarse import best_group, score_groups
-    from planner.layout import SLOT_BYTES
+    from planner.placement import SLOT_BYTES
     from planner.planning import make_plan
     from planner.report import migration_table, render
 

@@ -22,10 +22,10 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL, URGENT
 
-ACQUIRE = 0
-RELEASE = 1
-SHARED = 0
-EXCLUSIVE = 1
+from netlock.packets import ACQUIRE as ACQUIRE
+from netlock.packets import EXCLUSIVE as EXCLUSIVE
+from netlock.packets import RELEASE as RELEASE
+from netlock.packets import SHARED as SHARED
 
 
 class Req:
