@@ -5,7 +5,7 @@ Each round waits ``interval_s``, then reads and resets the per-lock counters of 
 the lock servers (the locks they serve), which give r_i (acquires / window, rps) and c_i (peak
 occupancy, at least 1) for every lock seen. It re-plans with the planner's Algorithm 3
 (:func:`planner.allocate.knapsack_order` and :func:`planner.allocate.fill`) and layout
-(:func:`planner.layout.layout`, keeping live regions in place), keeps the live partition, and
+(:func:`planner.placement.layout`, keeping live regions in place), keeps the live partition, and
 pushes the new plan (:func:`hwrunner.push.push`) only when that is worth it. Hysteresis keeps
 noise from thrashing the switch:
 
@@ -40,7 +40,7 @@ from hwrunner.stats import read_stats
 from netlock.errors import ConfigError, TargetError
 from netlock.plan import Plan, PlanSummary, SwitchEntries, servers_needed
 from planner.allocate import fill, knapsack_order, switch_rate
-from planner.layout import layout
+from planner.placement import layout
 
 Counters = dict[str, np.ndarray]
 

@@ -14,11 +14,11 @@ from hwrunner.autopilot import Autopilot, AutopilotOptions, Round
 from hwrunner.compile import render_program
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
-from hwrunner.layout import check_fits
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.replay import Replay, ReplayPacer, Requests
 from hwrunner.servers import NoLockServers
 from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
+from hwrunner.switch_contents import check_fits
 from hwrunner.targets import (
     checkpointer,
     default_journal,
@@ -365,12 +365,12 @@ def load_requests(source: Path, requests: int | None = None, sets: list[str] | N
     100,000) of a config's workload, as ``netlock trace gen`` makes them. ``shift`` rotates
     lock ids by that much over the workload's ids (the same workload, its hot set moved)."""
     from netlock.cli.common import parse_sets
+    from netlock.trace import read_trace
     from planner import settings
-    from planner.ingest import read_trace
 
     if source.suffix.lower() in (".yaml", ".yml"):
-        from planner.tracegen import trace_from_config
         from sim.workloads import workload_from_config
+        from sim.workloads.tracegen import trace_from_config
 
         cfg = settings.run_config(source, parse_sets(sets))
         cols = trace_from_config(cfg, requests or 100_000, seed, workload_from_config(cfg))

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwrunner.layout import Layout, Migration
 from hwrunner.operations import (
     DataColumn,
     EntryAdd,
@@ -51,6 +50,7 @@ from hwrunner.operations import (
 )
 from hwrunner.profile import SwitchProfile
 from hwrunner.schema import MATCH_PRIORITY
+from hwrunner.switch_contents import Layout, Migration
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
 from planner.migrate import ServerMove, normalize_partition

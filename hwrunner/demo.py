@@ -20,7 +20,7 @@ from rich.table import Table
 
 from netlock.cli.common import emit_json, guarded, parse_sets
 from netlock.cli.console import console
-from netlock.config import Config, load_config
+from netlock.config import Config, load_config, override_config
 from netlock.rack import Rack, ReplayResult, replay_trace
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -52,11 +52,11 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
     """Generate, plan, replay and push; ``log`` receives one line per step."""
     from hwrunner.targets import push_plan
     from netlock.plan_io import save_plan
+    from netlock.trace import read_trace, trace_digest, write_trace
     from planner import settings
-    from planner.ingest import read_trace, trace_digest
     from planner.planning import make_plan
-    from planner.tracegen import trace_from_config, write_trace
     from sim.simulate import simulate
+    from sim.workloads.tracegen import trace_from_config
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -86,7 +86,7 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
               f"the switch), {replay.overflowed:,} overflowed, "
               f"{replay.passes_per_packet:.2f} passes per packet")
 
-    sim = simulate(cfg.with_overrides({"policy.plan": str(plan_path)})).summary
+    sim = simulate(override_config(cfg, {"policy.plan": str(plan_path)})).summary
     log.print(f"[4/5] simulated rack ({sim['sim_time_s'] * 1e3:g} ms): "
               f"{sim['throughput_rps'] / 1e6:.2f} M grants/s, {sim['switch_share']:.1%} by the "
               f"switch, p99 latency {sim['latency_us']['p99']:.1f} us, "

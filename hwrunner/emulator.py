@@ -267,9 +267,9 @@ class EmulatedSwitch:
                     else:
                         self.outbox += self.dataplane.resume(lock)
                 elif concept == "requests":
-                    self.dataplane.locks[self.dataplane.lock_index(lock), L_REQUESTS] = value
+                    self.dataplane.set_counters(lock, requests=value)
                 elif concept == "peak_occupancy":
-                    self.dataplane.regions[0, self.dataplane.lock_index(lock), R_PEAK] = value
+                    self.dataplane.set_counters(lock, peak_occupancy=value)
 
     def _overlay_lock(self, concept: str, index: np.ndarray, values: np.ndarray) -> None:
         d = self._dp_index[index]

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hwrunner.layout import Layout
+from hwrunner.switch_contents import Layout
 from netlock import atomic
 from netlock.errors import TargetError
 from netlock.inputs import load_json

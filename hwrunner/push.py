@@ -44,11 +44,11 @@ from hwrunner.journal import (
     load_journal,
     save_journal,
 )
-from hwrunner.layout import Layout, diff, layout_for
 from hwrunner.operations import Operation
 from hwrunner.profile import SwitchProfile
 from hwrunner.readback import check_layout, check_writes, read_live, read_partition
 from hwrunner.servers import LockServers, NoLockServers
+from hwrunner.switch_contents import Layout, diff, layout_for
 from hwrunner.validate import validate_operations
 from netlock.errors import TargetError
 from netlock.plan import Plan

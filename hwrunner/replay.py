@@ -27,10 +27,8 @@ import numpy as np
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.servers import LocalLockServers
 from netlock.lockserver import LockServer
-from netlock.packets import Action, ActionKind, LockRequest, Mode, Op
+from netlock.packets import ACQUIRE, RELEASE, Action, ActionKind, LockRequest, Mode, Op
 from netlock.wire import decode_request, encode_request
-
-ACQUIRE, RELEASE = 0, 1
 
 
 @dataclass(frozen=True, eq=False)

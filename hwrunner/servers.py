@@ -7,7 +7,7 @@ stop granting a lock that is about to enter and to say when its holders are gone
 tells them when its lock-table entry exists (``mapped``: what reached them in between is sent
 to the switch again, now counted) and lets them push their queue back (``admit``).
 
-When the partition gives lock-id ranges to other servers (:class:`~hwrunner.layout.ServerMove`)
+When the partition gives lock-id ranges to other servers (:class:`~planner.migrate.ServerMove`)
 the old server stops granting them and the new one holds them back (``begin_transfer``) until
 the old one has no holders left (``transfer_ready``); after the partition table changes, the
 old server's queues, buffers and resident locks go to the new one (``finish_transfer``), or,

@@ -21,6 +21,11 @@ class Mode(IntEnum):
     EXCLUSIVE = 1
 
 
+ACQUIRE, RELEASE = int(Op.ACQUIRE), int(Op.RELEASE)
+SHARED, EXCLUSIVE = int(Mode.SHARED), int(Mode.EXCLUSIVE)
+"""The codes as plain ints, for arrays and compiled kernels (numba reads them as globals)."""
+
+
 class ActionKind(IntEnum):
     """What the switch or a lock server does with a request."""
 

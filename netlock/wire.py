@@ -25,10 +25,10 @@ Control header (24 bytes, network byte order)::
 
 ``left``/``right`` are shared-queue slot indices (a lock's region); ``count`` is a slot count.
 
-The pure API (:func:`encode_request`, :func:`decode_request`, :func:`encode_control`,
-:func:`decode_control`) uses only :mod:`struct`; :class:`NetLockHeader` and
-:class:`NetLockControl` are the matching scapy layers, built from the same field tables, for
-:func:`build_packet`, :func:`parse_packet` and packet captures. Every malformed input raises
+This module (:func:`encode_request`, :func:`decode_request`, :func:`encode_control`,
+:func:`decode_control`) uses only :mod:`struct`; the matching scapy layers, built from the
+same field tables, and whole Ethernet frames are :mod:`netlock.wire_frames`, so that code
+that only encodes and decodes never loads scapy. Every malformed input raises
 :class:`~netlock.errors.PacketError` with one line naming the header and field.
 """
 
@@ -39,20 +39,6 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TypeVar
-
-from scapy.fields import (
-    ByteEnumField,
-    ByteField,
-    Field,
-    FlagsField,
-    IntField,
-    LongField,
-    ShortField,
-    XByteField,
-)
-from scapy.layers.inet import IP, UDP
-from scapy.layers.l2 import Ether
-from scapy.packet import Packet, bind_layers
 
 from netlock.errors import PacketError
 from netlock.packets import LockRequest, Mode, Op
@@ -75,19 +61,18 @@ _CONTROL = "netlock control"
 _FLAG_OVERFLOW = 0x01
 _FLAG_PUSH_BACK = 0x02
 _KNOWN_FLAGS = _FLAG_OVERFLOW | _FLAG_PUSH_BACK
-_ETHER_BYTES = 14
 
-_REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
+REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
     ("magic", "B"), ("version", "B"), ("op", "B"), ("mode", "B"), ("priority", "B"),
     ("flags", "B"), ("tenant", "H"), ("client_id", "I"), ("txn_id", "Q"), ("lock_id", "Q"),
     ("timestamp_us", "Q"), ("slot", "I"),
 )  # fmt: skip
-_CONTROL_FIELDS: tuple[tuple[str, str], ...] = (
+CONTROL_FIELDS: tuple[tuple[str, str], ...] = (
     ("magic", "B"), ("version", "B"), ("kind", "B"), ("priority", "B"), ("lock_id", "Q"),
     ("left", "I"), ("right", "I"), ("count", "I"),
 )  # fmt: skip
-_REQUEST_STRUCT = struct.Struct("!" + "".join(code for _, code in _REQUEST_FIELDS))
-_CONTROL_STRUCT = struct.Struct("!" + "".join(code for _, code in _CONTROL_FIELDS))
+_REQUEST_STRUCT = struct.Struct("!" + "".join(code for _, code in REQUEST_FIELDS))
+_CONTROL_STRUCT = struct.Struct("!" + "".join(code for _, code in CONTROL_FIELDS))
 REQUEST_HEADER_BYTES = _REQUEST_STRUCT.size
 CONTROL_HEADER_BYTES = _CONTROL_STRUCT.size
 
@@ -120,49 +105,6 @@ class ControlMessage:
     left: int = 0
     right: int = 0
     count: int = 0
-
-
-def _enum_labels(enum: type[IntEnum]) -> dict[int, str]:
-    return {member.value: member.name.lower() for member in enum}
-
-
-_LABELS = {"op": _enum_labels(Op), "mode": _enum_labels(Mode), "kind": _enum_labels(ControlKind)}
-_SCAPY_INT = {"B": ByteField, "H": ShortField, "I": IntField, "Q": LongField}
-
-
-def _scapy_fields(fields: tuple[tuple[str, str], ...]) -> list[Field]:
-    """scapy fields matching a struct field table, with readable enum and flag names."""
-    out: list[Field] = []
-    for name, code in fields:
-        if name == "magic":
-            out.append(XByteField(name, MAGIC))
-        elif name == "version":
-            out.append(ByteField(name, VERSION))
-        elif name == "flags":
-            out.append(FlagsField(name, 0, 8, ["overflow", "push_back"]))
-        elif name in _LABELS:
-            out.append(ByteEnumField(name, 0, _LABELS[name]))
-        else:
-            out.append(_SCAPY_INT[code](name, 0))
-    return out
-
-
-class NetLockHeader(Packet):
-    """scapy layer of a lock request (UDP destination port :data:`NETLOCK_UDP_PORT`)."""
-
-    name = "NetLock"
-    fields_desc = _scapy_fields(_REQUEST_FIELDS)
-
-
-class NetLockControl(Packet):
-    """scapy layer of a control message (UDP destination port :data:`NETLOCK_CONTROL_UDP_PORT`)."""
-
-    name = "NetLockControl"
-    fields_desc = _scapy_fields(_CONTROL_FIELDS)
-
-
-bind_layers(UDP, NetLockHeader, dport=NETLOCK_UDP_PORT)
-bind_layers(UDP, NetLockControl, dport=NETLOCK_CONTROL_UDP_PORT)
 
 
 def _pack(
@@ -216,12 +158,12 @@ def encode_request(req: LockRequest) -> bytes:
         "lock_id": req.lock_id, "timestamp_us": req.timestamp_us,
         "slot": NO_SLOT if req.slot == -1 else req.slot,
     }  # fmt: skip
-    return _pack(_REQUEST, _REQUEST_STRUCT, _REQUEST_FIELDS, values)
+    return _pack(_REQUEST, _REQUEST_STRUCT, REQUEST_FIELDS, values)
 
 
 def decode_request(data: bytes) -> LockRequest:
     """The request carried by a request header; :class:`PacketError` if malformed."""
-    v = _unpack(_REQUEST, _REQUEST_STRUCT, _REQUEST_FIELDS, data)
+    v = _unpack(_REQUEST, _REQUEST_STRUCT, REQUEST_FIELDS, data)
     if v["flags"] & ~_KNOWN_FLAGS:
         raise PacketError(f"{_REQUEST}: flags: unknown bits 0x{v['flags'] & ~_KNOWN_FLAGS:02x}")
     return LockRequest(
@@ -240,64 +182,14 @@ def encode_control(msg: ControlMessage) -> bytes:
         "kind": _member(_CONTROL, "kind", ControlKind, msg.kind), "priority": msg.priority,
         "lock_id": msg.lock_id, "left": msg.left, "right": msg.right, "count": msg.count,
     }  # fmt: skip
-    return _pack(_CONTROL, _CONTROL_STRUCT, _CONTROL_FIELDS, values)
+    return _pack(_CONTROL, _CONTROL_STRUCT, CONTROL_FIELDS, values)
 
 
 def decode_control(data: bytes) -> ControlMessage:
     """The message carried by a control header; :class:`PacketError` if malformed."""
-    v = _unpack(_CONTROL, _CONTROL_STRUCT, _CONTROL_FIELDS, data)
+    v = _unpack(_CONTROL, _CONTROL_STRUCT, CONTROL_FIELDS, data)
     return ControlMessage(
         kind=_member(_CONTROL, "kind", ControlKind, v["kind"]),
         lock_id=v["lock_id"], priority=v["priority"], left=v["left"], right=v["right"],
         count=v["count"],
     )  # fmt: skip
-
-
-def build_packet(
-    msg: LockRequest | ControlMessage,
-    *,
-    src_ip: str = "10.0.0.1",
-    dst_ip: str = "10.0.0.2",
-    src_mac: str = "02:00:00:00:00:01",
-    dst_mac: str = "02:00:00:00:00:02",
-    sport: int | None = None,
-) -> Packet:
-    """An Ether/IP/UDP frame carrying ``msg`` on its reserved port.
-
-    ``sport`` defaults to that same port: scapy picks a payload layer by the first matching
-    binding, so a well-known source port (scapy's default is 53) would dissect as DNS.
-    """
-    if isinstance(msg, LockRequest):
-        header: Packet = NetLockHeader(encode_request(msg))
-        port = NETLOCK_UDP_PORT
-    elif isinstance(msg, ControlMessage):
-        header = NetLockControl(encode_control(msg))
-        port = NETLOCK_CONTROL_UDP_PORT
-    else:
-        raise PacketError(f"netlock packet: cannot build from {type(msg).__name__}")
-    udp = UDP(sport=port if sport is None else sport, dport=port)
-    return Ether(src=src_mac, dst=dst_mac) / IP(src=src_ip, dst=dst_ip) / udp / header
-
-
-def parse_packet(frame: bytes) -> LockRequest | ControlMessage:
-    """The request or control message in an Ethernet frame, chosen by UDP destination port."""
-    if not isinstance(frame, bytes | bytearray | memoryview):
-        raise PacketError(f"netlock packet: expected bytes, got {type(frame).__name__}")
-    if len(frame) < _ETHER_BYTES:
-        raise PacketError(f"netlock packet: truncated Ethernet header: {len(frame)} of 14 bytes")
-    try:
-        udp = Ether(bytes(frame)).getlayer(UDP)
-        payload = b"" if udp is None else bytes(udp.original[8 : udp.len])
-    except Exception as err:  # scapy raises assorted types on malformed frames
-        detail = " ".join(str(err).split())
-        raise PacketError(f"netlock packet: malformed frame: {detail}") from None
-    if udp is None:
-        raise PacketError("netlock packet: not a UDP datagram")
-    if udp.dport == NETLOCK_UDP_PORT:
-        return decode_request(payload)
-    if udp.dport == NETLOCK_CONTROL_UDP_PORT:
-        return decode_control(payload)
-    raise PacketError(
-        f"netlock packet: UDP port {udp.dport} is neither {NETLOCK_UDP_PORT} "
-        f"(requests) nor {NETLOCK_CONTROL_UDP_PORT} (control)"
-    )

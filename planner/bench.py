@@ -1,7 +1,9 @@
 """Planner benchmarks for ``netlock bench``: trace ingest and measure + allocate at scale.
 
-The workload is a Zipf(0.99) microbenchmark over 1M locks, 10M requests (1M in quick
-mode), generated into a temporary directory as Parquet and CSV. Figures (medians):
+:func:`run_on` times the planner on trace files it is given; the suite's input (a
+Zipf(0.99) microbenchmark over 1M locks, 10M requests, 1M in quick mode, as Parquet and CSV)
+is drawn by the simulator's workload generator, above the planner, in
+:mod:`sim.planner_bench`. Figures (medians):
 
 - ingest rows/s for each format (parse + validate into arrays), beside pandas' reader of
   the same file with no validation; target >= 5M rows/s;
@@ -15,7 +17,6 @@ The baseline's c_i on the subsample must equal ours, or the figure is marked not
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -23,41 +24,26 @@ import pandas as pd
 
 from netlock.bench import BenchResult, median_time_s, meets
 from netlock.geometry import SwitchGeometry
+from netlock.trace import Trace, read_trace
 from planner.allocate import allocate
-from planner.ingest import Trace, read_trace
 from planner.measure import measure
 from planner.planning import PlanOptions, make_plan
-from planner.tracegen import TraceTiming, generate_trace, write_trace
-from sim.workloads import MicroWorkload
 
 SUITE = "planner"
-LOCKS = 1_000_000
 INGEST_TARGET_ROWS_S = 5e6
 MEASURE_TARGET_S = 2.0
 BASELINE_ROWS = 50_000
 
 
-def run(quick: bool) -> list[BenchResult]:
-    """Run the planner benchmarks (quick: 1M requests instead of 10M)."""
-    rows = 1_000_000 if quick else 10_000_000
+def run_on(paths: list[Path], rows: int) -> list[BenchResult]:
+    """Time ingest of each trace file (``rows`` rows each, the same trace) and planning on
+    the first one."""
     repeats = 3
-    with tempfile.TemporaryDirectory(prefix="netlock-bench-") as tmp:
-        paths = _make_traces(Path(tmp), rows)
-        results = [_ingest(path, rows, repeats) for path in paths]
-        trace = read_trace(paths[0])
-        results.append(_measure_allocate(trace, repeats))
-        results.append(_whole_plan(trace, repeats))
+    results = [_ingest(path, rows, repeats) for path in paths]
+    trace = read_trace(paths[0])
+    results.append(_measure_allocate(trace, repeats))
+    results.append(_whole_plan(trace, repeats))
     return results
-
-
-def _make_traces(tmp: Path, rows: int) -> list[Path]:
-    workload = MicroWorkload(locks=LOCKS, mode="mixed", zipf=0.99)
-    columns = generate_trace(workload, clients=100, requests=rows, timing=TraceTiming(),
-                             rng=np.random.default_rng(1))
-    paths = [tmp / "zipf.parquet", tmp / "zipf.csv"]
-    for path in paths:
-        write_trace(columns, path)
-    return paths
 
 
 def _ingest(path: Path, rows: int, repeats: int) -> BenchResult:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from netlock.geometry import SwitchGeometry
 from netlock.plan import servers_needed
+from netlock.trace import Trace
 from planner.allocate import allocate, switch_rate
-from planner.ingest import Trace
 from planner.measure import measure
 
 CANDIDATES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)

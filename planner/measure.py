@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from planner.ingest import Trace
+from netlock.trace import Trace
 
 _DENSE_KEYS_PER_ROW = 8
 

@@ -1,6 +1,6 @@
 """The migration between two plans: the one ``netlock plan --live`` prints and ``netlock push``
-executes (:mod:`hwrunner.layout` and :mod:`hwrunner.compile` build the switch operations from
-it).
+executes (:mod:`hwrunner.switch_contents` and :mod:`hwrunner.compile` build the switch
+operations from it).
 
 Locks are compared by id (and priority) and region:
 

@@ -16,13 +16,13 @@ import numpy as np
 from netlock.errors import ConfigError, PlanError, TraceError
 from netlock.geometry import SwitchGeometry
 from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries, servers_needed
+from netlock.trace import Trace
 from planner.allocate import POLICIES, allocate, switch_rate
-from planner.ingest import Trace
-from planner.layout import Fragmentation, fragmentation, layout
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
 from planner.offered import closed_loop_rps, exclusive_shares
 from planner.partition import keep_partition, partition_locks
+from planner.placement import Fragmentation, fragmentation, layout
 
 
 @dataclass(frozen=True)

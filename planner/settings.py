@@ -15,7 +15,6 @@ from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
 from planner.offered import HANDOVER_PASSES
 from planner.planning import PlanOptions
-from planner.tracegen import TraceTiming
 
 PAPER_SLOTS = 100_000
 PAPER_SERVER_RATE_RPS = 18.0e6
@@ -75,11 +74,3 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
             handover_us=HANDOVER_PASSES * config.switch.pass_us)
     return replace(base, **{name: value for name, value in flags.items() if value is not None})
 
-
-def trace_timing(config: Config) -> TraceTiming:
-    """The trace generator's timing from the config's network, clients and workload."""
-    return TraceTiming(rtt_us=config.network.rtt_us,
-                       think_time_us=config.workload.think_time_us,
-                       jitter_us=config.network.jitter_us,
-                       request_gap_us=1e6 / config.clients.rate_rps,
-                       rate_rps=config.workload.rate_rps)

@@ -30,7 +30,7 @@ import pandas as pd
 
 from netlock.config import Config
 from netlock.plan import Plan
-from planner.ingest import Trace
+from netlock.trace import Trace
 from planner.measure import LockStats, measure
 from planner.offered import HANDOVER_PASSES, closed_loop_rps
 from planner.partition import partition_locks

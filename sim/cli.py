@@ -1,5 +1,6 @@
 """Commands contributed by ``sim``: ``netlock sim`` (one run), ``netlock sweep`` (a grid),
-``netlock plot`` (the figures of one run) and ``netlock paper`` (a figure of the paper)."""
+``netlock plot`` (the figures of one run), ``netlock paper`` (a figure of the paper) and
+``netlock trace gen`` (a synthetic trace, :mod:`sim.workloads.cli`)."""
 
 from __future__ import annotations
 
@@ -22,12 +23,12 @@ from netlock.cli.common import (
     set_option,
 )
 from netlock.cli.console import console, progress_bar, status
-from netlock.config import load_config
+from netlock.config import load_config, override_config
 from netlock.errors import ConfigError
 from netlock.memory import check_fits
 from sim.footprint import run_needs
 from sim.plots import plot_sweep
-from sim.simulate import run_engine
+from sim.run import run_engine
 from sim.sweep import claim_out, grid_points, parse_grid, run_sweep
 
 
@@ -170,7 +171,7 @@ def sweep_command(
     base = load_config(config, parse_sets(sets))
     chosen = _engine(base.sim.engine, engine)
     if chosen != base.sim.engine:
-        base = base.with_overrides({"sim.engine": chosen})
+        base = override_config(base, {"sim.engine": chosen})
     if scheduler is not None and "://" not in scheduler:
         raise ConfigError(f"--scheduler {scheduler!r}: expected a scheduler address such as "
                           f"tcp://HOST:PORT")
@@ -228,10 +229,12 @@ def plot_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``sim``, ``sweep``, ``plot`` and ``paper`` to the ``netlock`` app."""
+    """Add ``sim``, ``sweep``, ``plot``, ``paper`` and ``trace`` to the ``netlock`` app."""
     from sim.paper.cli import register as register_paper
+    from sim.workloads.cli import register as register_trace
 
     app.command("sim")(sim_command)
     app.command("sweep")(sweep_command)
     app.command("plot")(plot_command)
     register_paper(app)
+    register_trace(app)

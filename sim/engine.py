@@ -8,7 +8,9 @@ or ``Resource`` is created per request. :class:`RackEnvironment` is a
 ``simpy.Environment`` whose run loop is ``step`` inlined (same semantics: callbacks in
 order, failed events that nobody defused crash the run). Rare things (think time, retries)
 use :meth:`Engine.call_later`, and long-lived activities (control-plane sweeps, probes,
-failure injection) are ordinary simpy processes on the same environment.
+failure injection) are ordinary simpy processes on the same environment. Writing simpy's
+private ``_queue``, ``_eid`` and ``_now`` ties this module to the simpy versions pyproject.toml
+allows (tests/sim/test_simpy_pin.py checks them).
 
 Simulated time is in microseconds (us) throughout.
 """
@@ -22,10 +24,10 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL, URGENT
 
-ACQUIRE = 0
-RELEASE = 1
-SHARED = 0
-EXCLUSIVE = 1
+from netlock.packets import ACQUIRE as ACQUIRE
+from netlock.packets import EXCLUSIVE as EXCLUSIVE
+from netlock.packets import RELEASE as RELEASE
+from netlock.packets import SHARED as SHARED
 
 
 class Req:

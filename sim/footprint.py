@@ -39,7 +39,7 @@ MICRO_LOCK_BYTES = 13 * WORD
 ZIPF_LOCK_BYTES = 2 * WORD
 TRACE_REQUEST_BYTES = 150
 """A generated trace's six columns (41 bytes a request), held about three times over while
-they are drawn, cut to length and sorted (:func:`planner.tracegen.generate_trace`)."""
+they are drawn, cut to length and sorted (:func:`sim.workloads.tracegen.generate_trace`)."""
 
 
 def txn_locks(config: Config) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from netlock.errors import TraceError
-from planner.ingest import read_trace, trace_format
+from netlock.trace import read_trace, trace_format
 from sim.workloads.base import TxnBatch, as_client_ids
 
 

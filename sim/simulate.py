@@ -1,5 +1,7 @@
 """``simulate(config) -> SimResult``: one run of the simpy engine, and what it measured.
 
+Either engine, by name: :func:`sim.run.run_engine`.
+
 The run lasts ``sim.warmup_s`` and then the measured ``sim.duration_s``; measurements cover
 ``[sim.warmup_s, sim.warmup_s + sim.duration_s)``, the safety checker and the time series
 the whole run. The result holds pandas DataFrames (granted requests, committed transactions,
@@ -75,19 +77,6 @@ def simulate(config: Config, progress: Progress | None = None) -> SimResult:
     model.run(progress=progress)
     wall_s = time.perf_counter() - t0
     return summarise(model, wall_s)
-
-
-def run_engine(config: Config, engine: str | None = None,
-               progress: Progress | None = None) -> SimResult:
-    """One run on ``engine`` (``simpy`` or ``fast``; default: the config's ``sim.engine``).
-
-    The fast engine (:mod:`sim.fast`) imports this module, so it is imported on use.
-    """
-    if (engine or config.sim.engine) == "fast":
-        from sim.fast.simulate import simulate_fast
-
-        return simulate_fast(config, progress=progress)
-    return simulate(config, progress)
 
 
 def summarise(model: Model, wall_s: float) -> SimResult:

@@ -31,11 +31,11 @@ from typing import Any
 import pandas as pd
 
 from netlock import atomic
-from netlock.config import Config
+from netlock.config import Config, override_config
 from netlock.config.overrides import parse_override
 from netlock.errors import ConfigError, NetlockError
 from netlock.inputs import load_json
-from sim.simulate import run_engine
+from sim.run import run_engine
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
                    "retries", "violations", "granted", "wall_s", "events")
@@ -97,7 +97,7 @@ def grid_points(base: Config, axes: list[Axis], common_seed: bool = False) -> li
         seed = base.sim.seed if common_seed else point_seed(base.sim.seed, values)
         overrides = {**values, "sim.seed": seed} if "sim.seed" not in values else values
         try:
-            config = base.with_overrides(overrides)
+            config = override_config(base, overrides)
         except ConfigError as exc:
             raise ConfigError(f"--grid {', '.join(values)}: {exc}") from None
         pid = hashlib.sha1(json.dumps({**values, "seed": config.sim.seed}, sort_keys=True,

@@ -2,11 +2,18 @@
 
 ``load_config("configs/tpcc-low.yaml", {"switch.slots": "5000"})`` reads a YAML file
 (following ``include:``), applies ``--set``-style overrides and checks every key;
-``Config.with_overrides`` derives validated variants for sweeps. Bad input raises
-:class:`netlock.errors.ConfigError` with one line: ``<file>: <dotted.path>: <what is wrong>``.
+``override_config(cfg, {"switch.slots": 5000})`` derives validated variants for sweeps.
+Bad input raises :class:`netlock.errors.ConfigError` with one line:
+``<file>: <dotted.path>: <what is wrong>``.
 """
 
-from netlock.config.load import config_from_dict, default_config, dump_yaml, load_config
+from netlock.config.load import (
+    config_from_dict,
+    default_config,
+    dump_yaml,
+    load_config,
+    override_config,
+)
 from netlock.config.schema import (
     Clients,
     Config,
@@ -52,4 +59,5 @@ __all__ = [
     "default_config",
     "dump_yaml",
     "load_config",
+    "override_config",
 ]

@@ -248,7 +248,8 @@ class Config:
     """Everything one run needs: testbed, switch, servers, workload, policies and the seed.
 
     Build it with :func:`netlock.config.load_config` or :func:`netlock.config.config_from_dict`;
-    derive variants with :meth:`with_overrides`. Instances are immutable and always valid.
+    derive variants with :func:`netlock.config.override_config` (the loader sits above this
+    module). Instances are immutable and always valid.
     """
 
     testbed: Testbed = field(default_factory=Testbed, metadata={"help": "the testbed profile"})
@@ -301,9 +302,3 @@ class Config:
         from netlock.config.typed import to_plain
 
         return to_plain(self)
-
-    def with_overrides(self, overrides: dict[str, Any]) -> Config:
-        """A validated copy with dotted keys replaced: ``{"switch.slots": 5000}``."""
-        from netlock.config.load import override_config
-
-        return override_config(self, overrides)

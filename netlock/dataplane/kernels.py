@@ -90,8 +90,8 @@ from netlock.dataplane.layout import (
     T_COUNT,
     T_QUOTA,
 )
-from netlock.dataplane.rules import EXCLUSIVE, SHARED, compatible, effective_class
-from netlock.packets import ActionKind, DropReason, Op
+from netlock.dataplane.rules import compatible, effective_class
+from netlock.packets import ACQUIRE, EXCLUSIVE, SHARED, ActionKind, DropReason
 
 GRANT = int(ActionKind.GRANT)
 TO_SERVER = int(ActionKind.TO_SERVER)
@@ -102,7 +102,6 @@ DEFER = int(ActionKind.DEFER)
 NO_REASON = int(DropReason.NONE)
 STALE_RELEASE = int(DropReason.STALE_RELEASE)
 QUOTA = int(DropReason.QUOTA)
-ACQUIRE = int(Op.ACQUIRE)
 MARKED = -2
 """:func:`_dequeue_head`: a shared release behind the head, marked released."""
 

@@ -9,9 +9,7 @@ only on the lock's current holders, which is what :func:`compatible` decides.
 from __future__ import annotations
 
 from netlock.dataplane._jit import kernel
-
-SHARED = 0
-EXCLUSIVE = 1
+from netlock.packets import EXCLUSIVE
 
 
 @kernel

@@ -50,6 +50,7 @@ from netlock.dataplane.layout import (
     R_GRANTED,
     R_HEAD,
     R_LEFT,
+    R_NOTIFIED,
     R_PEAK,
     R_RIGHT,
     R_SERVER_HELD,
@@ -362,6 +363,17 @@ class SwitchDataPlane:
         i = self._index(lock_id)
         return not self.regions[:, i, R_COUNT].any()
 
+    def is_quiet(self, lock_id: int) -> bool:
+        """True when no switch queue of the lock holds a request and none waits for a
+        push-back it announced (NOTIFY_SERVER sent, no push-back seen since): the lock
+        can move to another switch without a request in flight to it."""
+        i = self._index(lock_id)
+        return not self.regions[:, i, R_COUNT].any() and not self.regions[:, i, R_NOTIFIED].any()
+
+    def server_held(self, lock_id: int, priority: int) -> int:
+        """Requests of the lock's ``priority`` queue that its lock server buffers (q2)."""
+        return int(self.regions[priority, self._index(lock_id), R_SERVER_HELD])
+
     @property
     def resident_locks(self) -> list[int]:
         return sorted(self._table)
@@ -444,6 +456,16 @@ class SwitchDataPlane:
                 "peak_occupancy": (self.regions[:, idx, R_PEAK] * present).max(axis=0,
                                                                               initial=0),
                 "occupancy": occ.sum(axis=0)}
+
+    def set_counters(self, lock_id: int, requests: int | None = None,
+                     peak_occupancy: int | None = None) -> None:
+        """Write the lock's request counter or its class-0 peak occupancy, as the control
+        plane writes those registers (values it read earlier, or 0)."""
+        i = self._index(lock_id)
+        if requests is not None:
+            self.locks[i, L_REQUESTS] = requests
+        if peak_occupancy is not None:
+            self.regions[0, i, R_PEAK] = peak_occupancy
 
     def reset_counters(self) -> None:
         """Start a new measurement window for the request and peak-occupancy counters."""

@@ -90,7 +90,7 @@ from netlock.lockserver.store import (
     unserve,
     waiting_count,
 )
-from netlock.packets import ActionKind, DropReason, Op
+from netlock.packets import RELEASE, ActionKind, DropReason
 
 GRANT = int(ActionKind.GRANT)
 DROP = int(ActionKind.DROP)
@@ -98,7 +98,6 @@ PUSH_BACK = int(ActionKind.PUSH_BACK)
 STALE_RELEASE = int(DropReason.STALE_RELEASE)
 NOT_HELD = int(DropReason.NOT_HELD)
 DUPLICATE = int(DropReason.DUPLICATE)
-RELEASE = int(Op.RELEASE)
 
 
 @step_kernel

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from netlock.dataplane.rules import EXCLUSIVE
 from netlock.lockserver import hashmap
 from netlock.lockserver._jit import step_kernel
 from netlock.lockserver.layout import (
@@ -55,6 +54,7 @@ from netlock.lockserver.layout import (
     SV_TAIL,
     ServerState,
 )
+from netlock.packets import EXCLUSIVE
 
 
 @step_kernel

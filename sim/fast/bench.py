@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from netlock.bench import BenchResult
-from netlock.config import Config
+from netlock.config import Config, override_config
 from sim.bench import baseline_rate, engine_rate, micro_config
 from sim.fast.simulate import build, simulate_fast
 from sim.simulate import simulate
@@ -50,9 +50,9 @@ def agreement_configs() -> dict[str, Config]:
     micro = micro_config(0.002)
     return {
         "exclusive": micro,
-        "contended+overflow": micro.with_overrides({"workload.locks": 100, "switch.slots": 150,
+        "contended+overflow": override_config(micro, {"workload.locks": 100, "switch.slots": 150,
                                                     "workload.zipf": 0.9}),
-        "lossy": micro.with_overrides({"workload.locks": 100, "network.loss": 0.01,
+        "lossy": override_config(micro, {"workload.locks": 100, "network.loss": 0.01,
                                        "lease.us": 300.0}),
     }
 

@@ -31,6 +31,8 @@ from typing import NamedTuple
 import numpy as np
 
 from netlock.lockserver.layout import ServerState
+from netlock.packets import ACQUIRE as ACQUIRE
+from netlock.packets import RELEASE as RELEASE
 from sim.fast.heap import Heap
 
 RID_BITS = 24
@@ -77,7 +79,6 @@ N_PI = 16
 (E_BURST, E_GRANT, E_BEGIN, E_TIMER, E_COMMIT, E_SERVER, E_NOTIFY, E_PUSH, E_DEFER,
  E_RESEND, E_SWEEP, E_QUOTA, E_RETRY) = range(13)
 
-ACQUIRE, RELEASE = 0, 1
 SWITCH, SERVER = 0, 1
 
 

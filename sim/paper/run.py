@@ -14,7 +14,7 @@ import numpy as np
 
 from netlock.config import Config
 from sim.metrics import in_window
-from sim.simulate import run_engine
+from sim.run import run_engine
 from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, run_in_processes
 from sim.sweep import Point as SweepPoint
 

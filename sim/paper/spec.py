@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netlock.config import Config, load_config
+from netlock.config import Config, load_config, override_config
 from netlock.errors import ConfigError
 from netlock.inputs import load_yaml
 
@@ -73,7 +73,7 @@ def load_experiment(figure: str, scale: str, config_dir: Path = CONFIG_DIR,
         raise ConfigError(f"{where}: {scale}.zip: every list must have the same length")
     base = load_config(path.parent / config_file)
     try:
-        base = base.with_overrides({**common, **scale_set, **(extra or {})})
+        base = override_config(base, {**common, **scale_set, **(extra or {})})
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     rows = [dict(zip(zipped, combo, strict=True))
@@ -83,7 +83,7 @@ def load_experiment(figure: str, scale: str, config_dir: Path = CONFIG_DIR,
         for row in rows:
             values = {**dict(zip(grid, combo, strict=True)), **row}
             try:
-                config = base.with_overrides(values)
+                config = override_config(base, values)
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {scale} point {values}: {exc}") from None
             points.append(Point(values, config))

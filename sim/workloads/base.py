@@ -14,8 +14,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-SHARED = 0
-EXCLUSIVE = 1
+from netlock.packets import EXCLUSIVE as EXCLUSIVE
+from netlock.packets import SHARED as SHARED
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Overrides (``--set`` and ``Config.with_overrides``), includes and path resolution."""
+"""Overrides (``--set`` and ``override_config``), includes and path resolution."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netlock.config import Config, config_from_dict, config_keys, load_config
+from netlock.config import Config, config_from_dict, config_keys, load_config, override_config
 from netlock.errors import ConfigError
 from tests.config.config_helpers import CONFIGS
 
@@ -85,9 +85,9 @@ def test_trace_path_is_relative_to_the_file_that_names_it(write, tmp_path, monke
     assert config_from_dict(cfg.to_dict()) == cfg
 
 
-def test_with_overrides_returns_a_validated_copy():
+def test_override_config_returns_a_validated_copy():
     base = load_config(CONFIGS / "memory-vs-think-time.yaml")
-    point = base.with_overrides({"switch.slots": 5000, "workload.think_time_us": 20,
+    point = override_config(base, {"switch.slots": 5000, "workload.think_time_us": 20,
                                  "policy.allocation": "random"})
     assert (point.switch.slots, point.workload.think_time_us) == (5000, 20.0)
     assert point.policy.allocation == "random"
@@ -96,10 +96,10 @@ def test_with_overrides_returns_a_validated_copy():
     with pytest.raises(dataclasses.FrozenInstanceError):
         point.switch.slots = 1  # type: ignore[misc]
     with pytest.raises(ConfigError) as info:
-        base.with_overrides({"switch.slots": -1})
+        override_config(base, {"switch.slots": -1})
     assert str(info.value) == (f"{base.source}: override switch.slots: must be >= 0, got -1")
     with pytest.raises(ConfigError, match=r"override workload\.thinktime_us: unknown key"):
-        base.with_overrides({"workload.thinktime_us": 1})
+        override_config(base, {"workload.thinktime_us": 1})
 
 
 def test_lock_server_capacity_follows_its_cores():
@@ -112,7 +112,7 @@ def test_config_carries_the_seed_and_compares_by_value():
     a = config_from_dict({"sim": {"seed": 7}})
     assert a.seed == 7
     assert a == config_from_dict(a.to_dict(), source="elsewhere")
-    assert a != a.with_overrides({"sim.seed": 8})
+    assert a != override_config(a, {"sim.seed": 8})
 
 
 # --- property tests: random values for every scalar key -----------------------------------
@@ -209,7 +209,7 @@ def invalid_override(draw):
 @given(valid_override())
 def test_valid_values_are_accepted_and_round_trip(override):
     path, value = override
-    cfg = BASE.with_overrides({path: value})
+    cfg = override_config(BASE, {path: value})
     assert _get(cfg, path) == value
     assert config_from_dict(cfg.to_dict()) == cfg
     assert config_from_dict(yaml.safe_load(yaml.safe_dump(cfg.to_dict()))) == cfg
@@ -234,7 +234,7 @@ def test_valid_values_through_set_text(write, override):
 def test_invalid_values_are_rejected_in_one_line(override):
     path, value = override
     with pytest.raises(ConfigError) as info:
-        BASE.with_overrides({path: value})
+        override_config(BASE, {path: value})
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith(f"<dict>: override {path}: ")

@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 
 from hwrunner.emulator_state import load_state
 from hwrunner.journal import Journal, load_journal, save_journal
-from hwrunner.layout import Layout
 from hwrunner.profile import load_profile
 from hwrunner.schema import load_schema
+from hwrunner.switch_contents import Layout
 from hwrunner.targets import push_plan
 from netlock.config import load_config
 from netlock.errors import NetlockError
 from netlock.plan_io import load_plan, save_plan
-from planner.ingest import read_trace
+from netlock.trace import read_trace
 from tests.hwrunner.plans import make_plan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "hwrunner" / "fixtures"

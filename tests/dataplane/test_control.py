@@ -129,3 +129,26 @@ def test_lock_index_array_is_the_dense_lock_table(switch):
     table = switch.lock_index_array(8)
     assert table[5] == switch.lock_index(5) and table[2] == switch.lock_index(2)
     assert (np.delete(table, [2, 5]) == -1).all()
+
+
+def test_a_lock_is_quiet_only_without_queued_requests_or_announced_push_backs(switch):
+    switch.install(1, 0, 0, 1)
+    assert switch.is_quiet(1)
+    switch.process(acq(1, 1, X), 0)
+    assert not switch.is_quiet(1)
+    switch.process(rel(1, 1, X, switch=switch), 0)
+    assert switch.is_quiet(1)
+    switch.install(4, 0, 2, 4, server_held=5)
+    assert switch.is_drained(4) and not switch.is_quiet(4)
+    assert switch.server_held(4, 0) == 5 and switch.server_held(1, 0) == 0
+
+
+def test_set_counters_writes_what_counters_reads(switch):
+    switch.install(1, 0, 0, 3)
+    switch.install(2, 0, 4, 7)
+    switch.set_counters(1, requests=7)
+    switch.set_counters(2, peak_occupancy=3)
+    read = switch.counters()
+    assert read["requests"].tolist() == [7, 0] and read["peak_occupancy"].tolist() == [0, 3]
+    with pytest.raises(ControlPlaneError, match="not in the switch"):
+        switch.set_counters(9, requests=1)

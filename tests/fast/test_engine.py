@@ -10,7 +10,8 @@ from netlock.errors import ConfigError
 from sim.fast.simulate import build, simulate_fast
 from sim.fast.state import K_BAD_FREE, K_HOP
 from sim.network import Network
-from sim.simulate import run_engine, simulate
+from sim.run import run_engine
+from sim.simulate import simulate
 from tests.sim.helpers import config
 
 

@@ -12,9 +12,9 @@ import pytest
 
 from hwrunner import bfrt_driver
 from hwrunner.bfrt_driver import BfrtDriver, import_client, parse_address
-from hwrunner.layout import layout_for
 from hwrunner.push import push
 from hwrunner.readback import check_layout, read_live
+from hwrunner.switch_contents import layout_for
 from hwrunner.targets import open_target
 from netlock.errors import TargetError
 from tests.hwrunner import fake_bfrt

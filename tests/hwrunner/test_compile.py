@@ -18,9 +18,9 @@ from hwrunner.compile import (
     partition_ops,
     render_program,
 )
-from hwrunner.layout import Layout, diff, layout_for
 from hwrunner.operations import EntryAdd, EntryDelete, EntryModify, RegisterWrite
 from hwrunner.profile import load_profile
+from hwrunner.switch_contents import Layout, diff, layout_for
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
 from planner.migrate import ServerMove, normalize_partition, plan_migration

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from hwrunner import bfrt_driver
-from hwrunner.layout import layout_for
 from hwrunner.push import push, resume
 from hwrunner.readback import check_layout
+from hwrunner.switch_contents import layout_for
 from hwrunner.targets import open_target
 from netlock.cli.app import app
 from netlock.errors import TargetError

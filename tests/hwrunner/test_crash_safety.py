@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from hwrunner.compile import compile_migration
 from hwrunner.emulator import EmulatedSwitch
-from hwrunner.layout import diff, layout_for
 from hwrunner.operations import Operation
 from hwrunner.push import push, resume
 from hwrunner.readback import check_layout
+from hwrunner.switch_contents import diff, layout_for
 from tests.hwrunner.plans import make_plan
 
 EXAMPLES = int(os.environ.get("NETLOCK_CRASH_EXAMPLES", "25"))

@@ -12,13 +12,13 @@ import pytest
 from hwrunner.compile import lock_register_writes, lock_table_add
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.emulator_state import load_state, save_state
-from hwrunner.layout import Layout
 from hwrunner.operations import DataColumn, EntryAdd, EntryDelete, KeyColumn, RegisterWrite
 from hwrunner.profile import load_profile
 from hwrunner.push import push
 from hwrunner.readback import read_live
 from hwrunner.schema import load_schema
 from hwrunner.stats import read_stats
+from hwrunner.switch_contents import Layout
 from netlock.errors import TargetError
 from netlock.packets import ActionKind, LockRequest, Mode, Op
 from tests.hwrunner.conftest import P4_16

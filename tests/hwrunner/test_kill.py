@@ -22,9 +22,9 @@ import pytest
 
 from hwrunner.compile import compile_migration
 from hwrunner.emulator_state import load_state
-from hwrunner.layout import diff, layout_for
 from hwrunner.profile import load_profile
 from hwrunner.readback import check_layout
+from hwrunner.switch_contents import diff, layout_for
 from netlock.plan import Plan
 from netlock.plan_io import save_plan
 from tests.hwrunner.plans import make_plan

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from netlock.errors import TraceError
-from planner.ingest import read_trace
+from netlock.trace import read_trace
 from tests.planner.traces import trace_frame, write_frame
 
 
@@ -28,11 +28,11 @@ def test_round_trip(tmp_path: Path, suffix: str) -> None:
 
 
 def test_many_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import planner.ingest as ingest
+    import netlock.trace as trace_module
 
-    monkeypatch.setattr(ingest, "_PARQUET_BATCH_ROWS", 7)
-    monkeypatch.setattr(ingest, "_CSV_BLOCK_BYTES", 256)
-    monkeypatch.setattr(ingest, "_CSV_CHUNK_BYTES", 1000)
+    monkeypatch.setattr(trace_module, "_PARQUET_BATCH_ROWS", 7)
+    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 256)
+    monkeypatch.setattr(trace_module, "_CSV_CHUNK_BYTES", 1000)
     frame = trace_frame(200)
     frame.loc[150, "mode"] = "Q"
     for suffix in (".csv", ".parquet"):
@@ -48,7 +48,7 @@ def test_many_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     frame.loc[180, "lock_id"] = "x7"
     with pytest.raises(TraceError, match=r"row 180: lock_id: not a number \(got 'x7'\)"):
         read_trace(write_frame(frame, tmp_path / "late.csv"))
-    monkeypatch.setattr(ingest, "_CSV_CHUNK_BYTES", 20)
+    monkeypatch.setattr(trace_module, "_CSV_CHUNK_BYTES", 20)
     with pytest.raises(TraceError, match="a line is longer than 20 bytes"):
         read_trace(tmp_path / "ok.csv")
 

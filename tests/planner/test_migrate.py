@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netlock.plan import PartitionRange, Plan, PlanInputs, PlanSummary
-from planner.layout import layout
 from planner.migrate import ServerMove, normalize_partition, plan_migration, server_moves
 from planner.partition import keep_partition
-from tests.planner.test_layout import GEOMETRY, allocations, entries_of
+from planner.placement import layout
+from tests.planner.test_placement import GEOMETRY, allocations, entries_of
 
 
 def plan_of(entries) -> Plan:

@@ -10,10 +10,11 @@ from typer.testing import CliRunner
 
 from netlock.cli.app import app
 from netlock.config import load_config
+from netlock.trace import write_trace
 from planner.offered import HANDOVER_PASSES, closed_loop_rps, exclusive_shares
 from planner.planning import PlanOptions, make_plan
 from planner.settings import plan_options
-from planner.tracegen import trace_from_config, write_trace
+from sim.workloads.tracegen import trace_from_config
 from tests.planner.traces import make_trace
 from tests.sim.helpers import CONFIGS
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from netlock.cli.app import app
 from netlock.plan_io import load_plan
-from planner.ingest import read_trace
+from netlock.trace import read_trace
 from tests.planner.traces import trace_frame, write_frame
 
 SUMMARY_KEYS = ["policy", "slots_total", "slots_used", "locks_total", "locks_in_switch",

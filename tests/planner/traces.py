@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.ingest import Trace
+from netlock.trace import Trace
 
 
 def make_trace(lock_id, t_request, t_release, mode=None, priority=None) -> Trace:

@@ -17,13 +17,12 @@ from netlock.wire import (
     NETLOCK_UDP_PORT,
     ControlKind,
     ControlMessage,
-    build_packet,
     decode_control,
     decode_request,
     encode_control,
     encode_request,
-    parse_packet,
 )
+from netlock.wire_frames import build_packet, parse_packet
 from tests.wire.wire_strategies import controls, messages, requests
 
 REQUEST = LockRequest(Op.ACQUIRE, Mode.EXCLUSIVE, lock_id=42, txn_id=7, client_id=3)

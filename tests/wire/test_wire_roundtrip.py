@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,15 +20,12 @@ from netlock.wire import (
     REQUEST_HEADER_BYTES,
     ControlKind,
     ControlMessage,
-    NetLockControl,
-    NetLockHeader,
-    build_packet,
     decode_control,
     decode_request,
     encode_control,
     encode_request,
-    parse_packet,
 )
+from netlock.wire_frames import NetLockControl, NetLockHeader, build_packet, parse_packet
 from tests.wire.wire_strategies import controls, requests
 
 ips = st.ip_addresses(v=4).map(str)
@@ -135,3 +135,13 @@ def test_numpy_integers_encode_like_python_integers() -> None:
 @given(st.one_of(requests, controls), st.binary(min_size=1, max_size=16))
 def test_ethernet_padding_after_the_datagram_is_ignored(msg, padding: bytes) -> None:
     assert parse_packet(bytes(build_packet(msg)) + padding) == msg
+
+
+def test_encoding_and_decoding_do_not_load_scapy():
+    """Only framing needs scapy: the codec (and the replay that uses it) must not pay for
+    importing it."""
+    code = ("import sys, netlock.wire, hwrunner.replay; "
+            "print(any(m == 'scapy' or m.startswith('scapy.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

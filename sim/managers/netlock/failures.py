@@ -49,11 +49,9 @@ grant what waited behind it in lower classes.
 from __future__ import annotations
 
 from netlock.config import Failures
-from netlock.dataplane.layout import R_COUNT, R_NOTIFIED, R_SERVER_HELD
 from netlock.failover import SwitchTakeover, grace_end_us
 from netlock.packets import ActionKind
 from sim.managers.netlock.manager import NetLockManager
-from sim.managers.netlock.switch import SwitchNode
 
 
 def schedule_failures(m: NetLockManager, failures: Failures) -> None:
@@ -159,21 +157,14 @@ def hand_back(m: NetLockManager) -> None:
     m.engine.process(_hand_back(m, plan_regions(m)))
 
 
-def _quiet(node: SwitchNode, lock: int) -> bool:
-    """No request of ``lock`` queued in ``node`` and none pushed back to it on the way."""
-    i = node.dp.lock_index(lock)
-    return not node.regions[:, i, R_COUNT].any() and not node.regions[:, i, R_NOTIFIED].any()
-
-
 def _hand_back(m: NetLockManager, regions: dict[int, list[tuple[int, int, int]]]):
     backup, node = m.backup, m.switch
     while m.staying:
-        moved = sorted(lock for lock in m.staying if _quiet(backup, lock))
+        moved = sorted(lock for lock in m.staying if backup.dp.is_quiet(lock))
         actions = []
         for lock in moved:
-            i = backup.dp.lock_index(lock)
             for prio, left, right in regions[lock]:
-                held = int(backup.regions[prio, i, R_SERVER_HELD])
+                held = backup.dp.server_held(lock, prio)
                 actions += node.dp.install(lock, prio, left, right, server_held=held)
             m.staying.discard(lock)
         if moved:

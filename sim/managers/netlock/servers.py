@@ -17,23 +17,33 @@ the rule is :class:`netlock.failover.Grace` (:meth:`ServerNode.adopt`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from netlock.failover import Grace
 from netlock.lockserver import LockServer
 from netlock.packets import Action, LockRequest
+from sim.allocation import Partition
+from sim.engine import Engine
 from sim.network import Link
 
 RSS_MULTIPLIER = 0x9E3779B1
 
-if TYPE_CHECKING:
-    from sim.managers.netlock.manager import NetLockManager
+
+class ServerHost(Protocol):
+    """What a lock server needs from the rack that holds it (the NetLock manager): the
+    clock, the lock partition, and where its actions go."""
+
+    engine: Engine
+    partition: Partition
+
+    def server_actions(self, server: ServerNode, actions: list[Action],
+                       delay: float) -> None: ...
 
 
 class ServerNode:
     """One lock server: its NetLock state and its cores' busy-until times (us)."""
 
-    def __init__(self, manager: NetLockManager, index: int, cores: int,
+    def __init__(self, manager: ServerHost, index: int, cores: int,
                  packet_us: float) -> None:
         self.m = manager
         self.env = manager.engine.env

@@ -12,7 +12,7 @@ by far the most frequent action, are sent from here.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -31,14 +31,27 @@ from netlock.dataplane.layout import (
     O_SLOT,
     O_TXN,
 )
-from sim.engine import Req
+from sim.engine import Engine, Req
 from sim.managers.netlock.fused import entry_point, release_then_acquire
 from sim.managers.netlock.inflight import ByRid
-
-if TYPE_CHECKING:
-    from sim.managers.netlock.manager import NetLockManager
+from sim.network import Network
 
 SWITCH = 0
+
+
+class SwitchHost(Protocol):
+    """What a switch needs from the rack that holds it (the NetLock manager): the clock, the
+    network, and where the actions it does not send itself go."""
+
+    engine: Engine
+    network: Network
+    grant_extra_hops: int
+
+    def to_server(self, req: Req, overflow: bool, delay: float, priority: int) -> None: ...
+
+    def notify_server(self, lock: int, priority: int, count: int, delay: float) -> None: ...
+
+    def defer(self, req: Req, delay: float) -> None: ...
 
 
 class SwitchProbe:
@@ -69,7 +82,7 @@ class SwitchProbe:
 class SwitchNode:
     """One NetLock switch: a data plane, its lock table as a list, and pipeline timing."""
 
-    def __init__(self, manager: NetLockManager, dataplane: SwitchDataPlane, pass_us: float,
+    def __init__(self, manager: SwitchHost, dataplane: SwitchDataPlane, pass_us: float,
                  rate_pps: float) -> None:
         self.m = manager
         self.env = manager.engine.env

@@ -1,11 +1,15 @@
-"""Streaming ingest of workload traces (CSV or Parquet, by extension) into numpy arrays.
+"""The workload trace: its format, validation, reader and writer (CSV or Parquet, by extension).
 
-The trace format is in docs/formats.md ("Workload trace"). Files are read in chunks with
-pyarrow, so memory stays at the few columns the planner keeps (25 bytes per request).
-Every chunk is validated before it is kept; the first problem in file order becomes one
-:class:`TraceError` naming the file, the row (0-based data row, header excluded) and the
-column. ``client_id`` and ``txn_id`` are required by the format but unused by the planner,
-so only their presence is checked.
+The format is in docs/formats.md ("Workload trace"): one row per lock request with
+``lock_id``, ``mode`` (S / X), ``t_request`` and ``t_release`` (s), ``client_id`` and
+``txn_id``, optionally ``tenant`` and ``priority``. The planner reads traces, the simulator
+replays and generates them (:mod:`sim.workloads.tracegen`), the hardware runner replays them.
+
+Files are read in chunks with pyarrow, so memory stays at the few columns planning keeps
+(25 bytes per request). Every chunk is validated before it is kept; the first problem in
+file order becomes one :class:`TraceError` naming the file, the row (0-based data row,
+header excluded) and the column. ``client_id`` and ``txn_id`` are required by the format
+but unused by planning, so only their presence is checked.
 """
 
 from __future__ import annotations
@@ -22,12 +26,16 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from netlock import atomic
 from netlock.errors import TraceError
+from netlock.packets import EXCLUSIVE, SHARED
 
 REQUIRED_COLUMNS = ("lock_id", "mode", "t_request", "t_release", "client_id", "txn_id")
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
-_MODE_CODES = {"S": 0, "X": 1}
+MODE_LETTERS = {SHARED: "S", EXCLUSIVE: "X"}
+"""How a trace file spells each mode code (:class:`netlock.packets.Mode`)."""
+_MODE_CODES = {letter: code for code, letter in MODE_LETTERS.items()}
 _CSV_CHUNK_BYTES = 64 << 20
 _CSV_BLOCK_BYTES = 1 << 20
 _PARQUET_BATCH_ROWS = 1 << 20
@@ -37,8 +45,9 @@ _PARQUET_BATCH_ROWS = 1 << 20
 class Trace:
     """The columns of a validated trace that planning needs.
 
-    ``mode`` is int8 (0 = S, 1 = X); times are float64 seconds; ``priority`` is None
-    when the trace has no priority column (every request is then priority 0).
+    ``mode`` is int8 (:data:`MODE_LETTERS`: 0 = S, 1 = X); times are float64 seconds;
+    ``priority`` is None when the trace has no priority column (every request is then
+    priority 0).
     """
 
     source: str
@@ -109,6 +118,25 @@ class _Columns:
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {k: v[:self.rows] for k, v in self.data.items()}
+
+
+def write_trace(columns: dict[str, np.ndarray], path: str | Path) -> None:
+    """Write a trace's columns atomically as CSV or Parquet (by extension); ``mode`` codes
+    are written as their letters (S / X)."""
+    path = Path(path)
+    fmt = trace_format(path)
+    letters = [MODE_LETTERS[code] for code in sorted(MODE_LETTERS)]
+    modes = pa.DictionaryArray.from_arrays(pa.array(columns["mode"].astype(np.int32)),
+                                           pa.array(letters))
+    table = pa.table({name: (modes if name == "mode" else pa.array(values))
+                      for name, values in columns.items()})
+    try:
+        if fmt == "csv":
+            atomic.write_with(path, lambda tmp: pacsv.write_csv(table, tmp))
+        else:
+            atomic.write_with(path, lambda tmp: pq.write_table(table, tmp))
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def _expected_rows(path: Path, fmt: str) -> int:
@@ -318,7 +346,7 @@ def _floats(arr: pa.Array, column: str, problems: _Problems) -> np.ndarray:
 
 
 def _modes(arr: pa.Array, problems: _Problems) -> np.ndarray:
-    """The mode column as int8 codes (0 = S, 1 = X)."""
+    """The mode column as int8 codes (:data:`MODE_LETTERS`)."""
     if arr.null_count:
         problems.check(_nulls(arr), "mode", "missing value (empty or null)")
     if not pa.types.is_dictionary(arr.type):

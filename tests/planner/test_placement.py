@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from netlock.geometry import RegisterArray, SwitchGeometry
 from netlock.plan import SwitchEntries
-from planner.layout import fragmentation, layout
+from planner.placement import fragmentation, layout
 
 
 def entries_of(lock_id, priority, slots, left) -> SwitchEntries:

@@ -1,5 +1,7 @@
 """Synthetic workload traces from the workload generators (``netlock trace gen``).
 
+The trace's format, reader and writer are :mod:`netlock.trace`; this module draws its rows.
+
 Timing model (offered load, no lock waiting): every client runs closed-loop transactions.
 A transaction of m locks (in canonical order) starting at ``t0`` requests lock j at
 ``t0 + j * request_gap_us``; all its locks are granted one round trip later, held for the
@@ -20,18 +22,12 @@ hold the same values and CSV stays compact.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
-from netlock import atomic
 from netlock.config import Config
-from netlock.errors import TraceError
-from planner.ingest import trace_format
-from sim.workloads import Workload, workload_from_config
+from sim.workloads.base import Workload
+from sim.workloads.factory import workload_from_config
 
 
 @dataclass(frozen=True)
@@ -49,12 +45,20 @@ class TraceTiming:
         return self.rtt_us + self.think_time_us
 
 
+def trace_timing(config: Config) -> TraceTiming:
+    """The trace generator's timing from the config's network, clients and workload."""
+    return TraceTiming(rtt_us=config.network.rtt_us,
+                       think_time_us=config.workload.think_time_us,
+                       jitter_us=config.network.jitter_us,
+                       request_gap_us=1e6 / config.clients.rate_rps,
+                       rate_rps=config.workload.rate_rps)
+
+
 def trace_from_config(cfg: Config, requests: int, seed: int | None = None,
                       workload: Workload | None = None) -> dict[str, np.ndarray]:
     """The trace ``netlock trace gen`` writes for ``cfg``: its workload, clients, tenants
-    and timing (:func:`planner.settings.trace_timing`); ``seed`` defaults to ``sim.seed``."""
-    from planner.settings import trace_timing
-
+    and timing (:func:`trace_timing`); ``seed`` defaults to ``sim.seed``. The columns are
+    written by :func:`netlock.trace.write_trace`."""
     workload = workload if workload is not None else workload_from_config(cfg)
     rng = np.random.default_rng(cfg.sim.seed if seed is None else seed)
     tenants = np.array(cfg.client_tenants, dtype=np.int64)
@@ -134,20 +138,3 @@ def _batch(workload: Workload, clients: int, rounds: int, clock: np.ndarray,
         "txn_id": first_txn + txn,
     }
     return part, clock + per_round.sum(axis=0)
-
-
-def write_trace(columns: dict[str, np.ndarray], path: str | Path) -> None:
-    """Write a trace atomically as CSV or Parquet (by extension); ``mode`` as S / X."""
-    path = Path(path)
-    fmt = trace_format(path)
-    modes = pa.DictionaryArray.from_arrays(pa.array(columns["mode"].astype(np.int32)),
-                                           pa.array(["S", "X"]))
-    table = pa.table({name: (modes if name == "mode" else pa.array(values))
-                      for name, values in columns.items()})
-    try:
-        if fmt == "csv":
-            atomic.write_with(path, lambda tmp: pacsv.write_csv(table, tmp))
-        else:
-            atomic.write_with(path, lambda tmp: pq.write_table(table, tmp))
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,23 @@
+"""``run_engine(config) -> SimResult``: one run on the engine the config (or the caller) names.
+
+It sits above both engines: the simpy engine (:mod:`sim.simulate`) and the fast engine
+(:mod:`sim.fast.simulate`, which summarises its runs with the simpy side's
+:func:`sim.simulate.result_of`). The fast engine loads numba, so it is imported on use.
+"""
+
+from __future__ import annotations
+
+from netlock.config import Config
+from sim.model import Progress
+from sim.simulate import SimResult, simulate
+
+
+def run_engine(config: Config, engine: str | None = None,
+               progress: Progress | None = None) -> SimResult:
+    """One run on ``engine`` (``simpy`` or ``fast``; default: the config's ``sim.engine``);
+    ``progress(now_us, end_us)`` is told how far the run has come."""
+    if (engine or config.sim.engine) == "fast":
+        from sim.fast.simulate import simulate_fast
+
+        return simulate_fast(config, progress=progress)
+    return simulate(config, progress)
