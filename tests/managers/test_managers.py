@@ -130,6 +130,16 @@ def test_dslr_resets_overflowed_counters_and_keeps_granting():
     assert out["throughput_rps"] > 0
 
 
+def test_dslr_a_failed_last_ticket_still_resets_the_frozen_word():
+    # Recoveries fail requests, among them the last ticket's: its reset duty stays, else
+    # every later request waits for a reset that never comes (0 requests/s, all stalled).
+    out = run(manager__kind="dslr", manager__dslr__lease_us=20,
+              manager__dslr__counter_limit=4, workload__think_time_us=100, **ONE_LOCK)
+    assert out["manager"]["recoveries"] > 0 and out["manager"]["resets"] > 0
+    assert out["violations"] == 0 and out["stalled"] == 0
+    assert out["throughput_rps"] > 0
+
+
 # --- DrTM: shared leases are unsafe past their end; writers starve under readers ------------
 
 READ_HEAVY = dict(workload__clients=40, workload__locks=4, workload__mode="mixed",
