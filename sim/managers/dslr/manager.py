@@ -11,10 +11,10 @@ exclusive and shared *maxima* (tickets handed out).
 - **release**: FAA +1 on the mode's counter;
 - **overflow**: once either maximum is at ``counter_limit`` the word is frozen: an FAA
   that returns it is taken back (FAA -1) and its request polls until the word is reset;
-  the request that drew the last ticket (limit - 1) resets the word to 0 with a CAS the
-  first time it reads it idle (every ticket released), also when it failed. (When that
-  request's client dies holding the lock, the word stays frozen: nobody else may reset
-  it without racing a take-back still on its way);
+  the client that drew the last ticket (limit - 1) resets the word to 0 with a CAS once
+  it reads it idle (every ticket released) or stuck (the lease rule below, per ticket
+  outstanding: dead holders never release), whatever became of its own request, and
+  only when no overflowed +1 is still to be taken back (:mod:`sim.managers.dslr.word`);
 - **lease recovery**: a waiter whose READs show the counters unchanged for 2 x
   ``lease_us`` per request ahead of it CASes the counters past its own ticket (a holder
   that died, or a deadlock) and fails; its transaction is retried. Grants therefore carry a
@@ -43,6 +43,17 @@ class Ticket:
         self.since = now
 
 
+class Resetter:
+    """The last ticket's client: the frozen word's true maxima, and what its polls saw."""
+
+    __slots__ = ("maxima", "seen", "since")
+
+    def __init__(self, maxima: tuple[int, int], now: float) -> None:
+        self.maxima = maxima
+        self.seen = (-1, -1)
+        self.since = now
+
+
 class DslrManager(ClientLibraryManager):
     """DSLR's lock words on the lock servers, driven from the clients' library; the words
     change only by the rules of :mod:`sim.managers.dslr.word`."""
@@ -56,7 +67,7 @@ class DslrManager(ClientLibraryManager):
         self.limit = d.counter_limit
         self.words: dict[int, w.Word] = {}
         self.tickets: dict[int, Ticket] = {}
-        self.resetters: set[int] = set()
+        self.resetters: dict[int, Resetter] = {}
         self.polls = 0
         self.overflows = 0
         self.resets = 0
@@ -85,7 +96,9 @@ class DslrManager(ClientLibraryManager):
             self.verb(req, FAA, self._faa, self._wait_reset, field, -1)
             return
         if w.last_ticket(old, exclusive, self.limit):
-            self.resetters.add(req.rid)
+            self.resetters[req.rid] = Resetter(w.frozen_maxima(old, exclusive, self.limit),
+                                               self.env._now)
+            self.verb(req, READ, self._read, self._try_reset)
         self.tickets[req.rid] = Ticket(old[w.X_MAX], old[w.S_MAX], self.env._now)
         self._check(old, req)
 
@@ -126,26 +139,28 @@ class DslrManager(ClientLibraryManager):
             self._check(old, req)
 
     def _fail(self, req: Req) -> None:
-        """``req`` will never be granted: its transaction is retried. Drawing the last
-        ticket still makes it the word's resetter (the counters passed it, so the word can
-        become idle), else the overflowed mode would wait for a reset forever."""
+        """``req`` will never be granted: its transaction is retried."""
         self.tickets.pop(req.rid, None)
         self.deny(req)
-        if req.rid in self.resetters:
-            self.verb(req, READ, self._read, self._try_reset)
 
     def release(self, req: Req) -> None:
         self.tickets.pop(req.rid, None)
-        self.verb(req, FAA, self._faa, self._released, w.counter_field(req.mode == EXCLUSIVE),
-                  1)
-
-    def _released(self, old: w.Word, req: Req, field: int, delta: int) -> None:
-        if req.rid in self.resetters:
-            self.verb(req, READ, self._read, self._try_reset)
+        self.verb(req, FAA, self._faa, _ignore, w.counter_field(req.mode == EXCLUSIVE), 1)
 
     def _try_reset(self, old: w.Word, req: Req, *_: Any) -> None:
-        """The last ticket's holder resets the word once it is idle (all tickets done)."""
-        if w.idle(old):
+        """The last ticket's client, from the moment it drew it and whatever becomes of
+        its request, resets the frozen word once every ticket is released, or once the
+        counters have stood still for 2 x ``lease_us`` per ticket outstanding (holders
+        that died or overstayed their lease never release: the lease rule of waiters),
+        and only when no overflowed +1 is still to be taken back."""
+        r = self.resetters[req.rid]
+        now = self.env._now
+        counters = (old[w.X_CNT], old[w.S_CNT])
+        if counters != r.seen:
+            r.seen = counters
+            r.since = now
+        stuck = now - r.since >= 2.0 * self.lease_us * w.outstanding(old)
+        if w.settled(old, r.maxima) and (w.idle(old) or stuck):
             self.verb(req, CAS, self._cas, self._try_reset_done, old, w.RESET)
         else:
             self.verb(req, READ, self._read, self._try_reset)
@@ -153,10 +168,14 @@ class DslrManager(ClientLibraryManager):
     def _try_reset_done(self, old: w.Word, req: Req, expected: w.Word, new: w.Word) -> None:
         if old == expected:
             self.resets += 1
-            self.resetters.discard(req.rid)
+            del self.resetters[req.rid]
         else:
             self._try_reset(old, req)
 
     def stats(self) -> dict[str, Any]:
         return {**super().stats(), "polls": self.polls, "overflows": self.overflows,
                 "resets": self.resets, "recoveries": self.recoveries}
+
+
+def _ignore(*_: Any) -> None:
+    """A completion nothing waits for."""

@@ -46,9 +46,21 @@ def overflowed(old: Word, limit: int) -> bool:
 
 def last_ticket(old: Word, exclusive: bool, limit: int) -> bool:
     """Whether the acquire whose FAA returned ``old`` drew the last ticket before the word
-    froze (:func:`overflowed`): its request resets the word once every ticket is released
-    (:func:`idle`), even when it failed."""
+    froze (:func:`overflowed`): its client resets the word (:func:`frozen_maxima`)."""
     return old[max_field(exclusive)] + 1 == limit
+
+
+def frozen_maxima(old: Word, exclusive: bool, limit: int) -> tuple[int, int]:
+    """The tickets handed out when the last ticket froze the word, ``(x_max, s_max)``:
+    no ticket is drawn after it, so the last ticket's FAA knows them exactly, however
+    many overflowed +1s are on their way back."""
+    return (limit, old[S_MAX]) if exclusive else (old[X_MAX], limit)
+
+
+def settled(word: Word, maxima: tuple[int, int]) -> bool:
+    """Whether the frozen word's maxima are back at ``maxima``: no overflowed +1 is still
+    to be taken back, so a CAS of this very word to :data:`RESET` loses none."""
+    return (word[X_MAX], word[S_MAX]) == maxima
 
 
 def idle(word: Word) -> bool:
@@ -69,6 +81,11 @@ def passed_by(word: Word, xm: int, sm: int) -> bool:
     """Whether a recovery moved the counters past the ticket (xm, sm): it will never be
     granted."""
     return word[X_CNT] > xm or word[S_CNT] > sm
+
+
+def outstanding(word: Word) -> int:
+    """Tickets handed out and not released (at least 1, as :func:`ahead`)."""
+    return max(1, (word[X_MAX] - word[X_CNT]) + (word[S_MAX] - word[S_CNT]))
 
 
 def ahead(word: Word, xm: int, sm: int) -> int:
