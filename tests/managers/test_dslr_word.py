@@ -8,9 +8,10 @@ the client decides on what the verb returned, as the manager's library does.
 The oracle knows nothing of counters: a list of requests in the order their FAAs drew
 tickets. A request may hold the lock exactly when every request ahead of it in that list
 is shared and so is it, or none is ahead (first come, first served). A dead holder stays
-in the list until a recovery passes it; the recovery is taken by the first live waiter
-behind dead holders only (the waiter whose lease clock, 2 x lease per request ahead, runs
-out first).
+in the list until a recovery passes it or the last ticket's client resets the frozen word;
+either is taken only once every holder ahead is dead (a recovery by the first live waiter
+behind dead holders: the waiter whose lease clock, 2 x lease per request ahead, runs out
+first).
 """
 
 from __future__ import annotations
