@@ -47,10 +47,11 @@ class Dslr:
                           "for 2 x lease_us per request ahead resets them (recovers a dead "
                           "holder); holders stop using a lock within 2 x lease_us, us",
                           above=0.0)
-    counter_limit: int = key(32_768, "ticket value at which a max field counts as "
-                             "overflowed: the request undoes its ticket and retries, and the "
-                             "holder of the last ticket resets the word", min=2,
-                             max=65_535)
+    counter_limit: int = key(32_768, "ticket value at which either max field freezes the "
+                             "word: a request that finds it so undoes its ticket and waits, "
+                             "and the client that drew the last ticket resets the word once "
+                             "every ticket is released or the counters stand still (the "
+                             "lease rule)", min=2, max=65_535)
 
 
 @dataclass(frozen=True)

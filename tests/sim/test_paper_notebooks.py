@@ -1,7 +1,8 @@
 """Each paper notebook runs end to end at small scale. Its cells assert the paper's
 qualitative outcomes on what they ran (``sim.paper`` checks), so this is the test of the
 figures' experiments too; the comparison notebook (Figures 10 and 11) shows its checks
-without asserting them, as the model does not reproduce all of them (README)."""
+without asserting them, as the model does not reproduce all of them (README). The peers
+notebook checks each compared design's own source (``sim.paper.peers``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("paper-*.ipynb"))
 def test_there_is_a_notebook_per_section():
     assert [n.stem for n in NOTEBOOKS] == ["paper-6.2-switch", "paper-6.3-comparison",
                                            "paper-6.3-policies",
-                                           "paper-6.4-memory", "paper-6.5-failure"]
+                                           "paper-6.4-memory", "paper-6.5-failure",
+                                           "paper-peers"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -1,11 +1,14 @@
 """RDMA NICs and the one-sided verbs of client-side lock managers.
 
 Every lock server (memory node) and every client machine has one RNIC. A verb leaves the
-client machine's RNIC (at most ``verb_rate_ops`` per second), crosses one hop to the target
-RNIC, which executes verbs one at a time at the same rate; an atomic (CAS, FAA) also holds
+client machine's RNIC (at most ``verb_rate_ops`` per second), crosses the ToR to the target
+RNIC (two hops, client -> switch -> server, as every client-to-server packet of the rack
+does), which executes verbs one at a time at the same rate; an atomic (CAS, FAA) also holds
 its 8-byte address for ``atomic_us``, so atomics on one address are serialised (a later one
 waits for the earlier to finish) while verbs on other addresses overlap it. The completion
-crosses one hop back. RDMA's reliable connections retransmit, so no verb is lost.
+crosses the two hops back: a verb costs the same four hops as a request a lock server of
+NetLock or of a server-centric design answers. RDMA's reliable connections retransmit, so no
+verb is lost.
 
 The target memory changes when the verb reaches the target RNIC (verbs on one address are
 executed in arrival order, so that order is the memory's), and the old value travels back
@@ -24,6 +27,8 @@ from sim.network import Network
 READ, WRITE, CAS, FAA, SEND = range(5)
 ATOMIC_VERBS = (CAS, FAA)
 VERB_NAMES = ("read", "write", "cas", "faa", "send")
+TO_SERVER_HOPS = 2
+"""Hops between a client machine and a lock server: through the ToR (sim.network)."""
 
 
 class Rnic:
@@ -80,7 +85,7 @@ class Fabric:
         ``apply(*args)`` changes the target memory when the verb gets there and returns
         what the verb reads; ``done(value, *args)`` runs when the completion is back."""
         now = self.env._now
-        arrive = self.nic_of(cid).send(now) + self.network.reliable_hop()
+        arrive = self.nic_of(cid).send(now) + self.network.reliable_path(TO_SERVER_HOPS)
         self.engine.call_later(arrive - now, self._at_target, node, verb, addr, apply, done,
                                args)
 
@@ -88,7 +93,8 @@ class Fabric:
                    done: Callable[..., None], args: tuple) -> None:
         now = self.env._now
         value = apply(*args)
-        back = self.nodes[node].execute(now, verb, addr) + self.network.reliable_hop()
+        back = (self.nodes[node].execute(now, verb, addr)
+                + self.network.reliable_path(TO_SERVER_HOPS))
         self.engine.call_later(back - now, done, value, *args)
 
     def message(self, src: int, dst: int, deliver: Callable[..., None], *args: Any) -> None:
