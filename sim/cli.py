@@ -23,7 +23,7 @@ from netlock.cli.common import (
     set_option,
 )
 from netlock.cli.console import console, progress_bar, status
-from netlock.config import load_config, override_config
+from netlock.config import Config, load_config, override_config
 from netlock.errors import ConfigError
 from netlock.memory import check_fits
 from sim.footprint import run_needs
@@ -82,6 +82,7 @@ def sim_command(
     chosen = _engine(cfg.sim.engine, engine)
     check_fits(run_needs(cfg, chosen))
     if chosen == "fast":
+        check_fast_engine_models([cfg])
         compile_fast_engine()
     with progress_bar(f"simulating ({chosen} engine)", cfg.sim.end_s * 1e6, unit="ms",
                       scale=1e3, transient=as_json) as update:
@@ -92,6 +93,15 @@ def sim_command(
         emit_json(result.to_json())
     else:
         _print_summary(result.summary)
+
+
+def check_fast_engine_models(configs: list[Config]) -> None:
+    """Refuse ``configs`` the fast engine does not model before anything is compiled or
+    written."""
+    from sim.fast.model import check_supported
+
+    for config in configs:
+        check_supported(config)
 
 
 def compile_fast_engine() -> None:
@@ -179,6 +189,8 @@ def sweep_command(
     points = grid_points(base, axes, common_seed)
     for point in points:
         check_fits(run_needs(point.config), prefix=f"--grid {point.values}: ")
+    if chosen == "fast":
+        check_fast_engine_models([point.config for point in points])
     claim_out(out, resume, force)
     n_workers = workers or max(1, os.cpu_count() or 1)
     if chosen == "fast" and scheduler is None:

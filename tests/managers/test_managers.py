@@ -69,6 +69,26 @@ def test_the_fast_engine_refuses_other_managers_in_one_line(run_cli):
     assert len(lines) == 1 and "manager.kind" in lines[0] and "simpy" in lines[0]
 
 
+@pytest.mark.parametrize("command", ["sim", "sweep"])
+def test_the_refusal_comes_before_a_cold_compile(run_cli, monkeypatch, tmp_path, command):
+    """On a fresh machine the refusal must not wait minutes for the compiler."""
+    import sim.fast._jit
+    import sim.fast.warm
+
+    def must_not_compile() -> float:
+        raise AssertionError("compiled before refusing")
+
+    monkeypatch.setattr(sim.fast._jit, "cache_is_cold", lambda: True)
+    monkeypatch.setattr(sim.fast.warm, "warm", must_not_compile)
+    extra = ["--out", tmp_path / "out", "--grid", "workload.think_time_us=0,10"] \
+        if command == "sweep" else []
+    result = run_cli(command, CONFIGS / "tpcc-low.yaml", "--engine", "fast", "--set",
+                     "manager.kind=dslr", *extra)
+    assert result.exit_code == 2, result.output
+    assert "manager.kind" in result.stderr and "compiled" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_other_managers_refuse_netlock_only_policies(run_cli):
     result = run_cli("sim", CONFIGS / "switch-failure.yaml", "--set", "manager.kind=drtm")
     assert result.exit_code == 2
