@@ -144,6 +144,7 @@ def plot_sharing(table: pd.DataFrame) -> MplFigure:
         right.plot(rows[SHARING], rows["home_messages_per_grant"], marker=marker,
                    label=design)
     right.set_ylabel("home-agent messages per granted request")
+    right.set_xlabel("sharing ratio")
     left.set_ylim(bottom=0)
     right.set_ylim(bottom=0)
     p.legend(left)
@@ -163,10 +164,13 @@ def plot_migration(table: pd.DataFrame) -> MplFigure:
         right.plot(rows["memory_kb"], rows["throughput_rps"] / 1e6, marker=marker,
                    label=label)
     right.set_ylabel("granted requests / s (millions)")
+    right.set_xlabel("switch memory for locks (KB)")
     left.set_ylim(0, 1)
     right.set_ylim(bottom=0)
+    sizes = sorted(set(memory["memory_kb"]))
     for ax in (left, right):
         ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [f"{kb:g}" for kb in sizes])
     p.legend(left)
     return fig
 
