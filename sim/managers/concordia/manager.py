@@ -29,6 +29,7 @@ a request its client no longer waits for is unlocked by the library.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 from sim.engine import ACQUIRE, EXCLUSIVE, Req
@@ -282,7 +283,8 @@ class ConcordiaManager:
     def end_warmup(self) -> None:
         self.at_warmup = (sum(h.messages for h in self.homes), self.counts["granted"])
 
-    def epochs(self):
+    def epochs(self) -> Generator[Any, Any, None]:
+        """The epoch clock: migrate at the end of each ``epoch_us``."""
         while True:
             yield self.env.timeout(self.c.epoch_us)
             self.migrate()
