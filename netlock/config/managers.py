@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from netlock.config.schema_keys import key
 
 MANAGER_KINDS = ("netlock", "dslr", "drtm", "netchain", "server-tcp", "server-rdma",
-                 "rdma-cas", "declock")
+                 "rdma-cas", "declock", "concordia")
 """The lock managers the simulator models (``manager.kind``)."""
 SERVER_KINDS = ("dslr", "drtm", "server-tcp", "server-rdma", "rdma-cas", "declock")
 """Designs whose lock state lives on the lock servers (``servers.count`` of them)."""
@@ -83,6 +83,29 @@ class RdmaCas:
 
 
 @dataclass(frozen=True)
+class Concordia:
+    """Concordia: in-switch reader-writer locks for the hottest cache blocks, home agents
+    (one per client machine, a memory node) for the rest; no queue, failed ACKs."""
+
+    switch_blocks: int = key(375_000, "cache blocks whose lock and metadata the switch can "
+                             "own (0: every block stays with its home agent, the seed's "
+                             "Concordia-base)", min=0)
+    epoch_us: float = key(10_000.0, "ownership-migration epoch: at its end the hottest "
+                          "blocks move into the switch, us", above=0.0)
+    top_k: int = key(1000, "blocks each home agent moves into the switch per epoch (its "
+                     "top-k hottest)", min=0)
+    home_agent_cores: int = key(1, "cores of each home agent", min=1)
+    home_message_us: float = key(0.22, "home-agent CPU time per message received or sent, "
+                                 "us", min=0.0)
+    request_timeout_rtt: float = key(6.0, "a lock request unanswered for this many round "
+                                     "trips (network.rtt_us) is sent again", above=0.0)
+    unlock_timeout_rtt: float = key(3.0, "an unlock unacknowledged for this many round "
+                                    "trips is sent again", above=0.0)
+    retry_us: float = key(0.0, "wait before a requester retries after a failed ACK, us",
+                          min=0.0)
+
+
+@dataclass(frozen=True)
 class Manager:
     """Which lock manager the rack runs, and the parameters of each design."""
 
@@ -96,3 +119,5 @@ class Manager:
     netchain: NetChain = field(default_factory=NetChain, metadata={"help": "NetChain"})
     rdma_cas: RdmaCas = field(default_factory=RdmaCas,
                               metadata={"help": "client-centric RDMA CAS/FAA locks"})
+    concordia: Concordia = field(default_factory=Concordia,
+                                 metadata={"help": "Concordia in-switch reader-writer locks"})

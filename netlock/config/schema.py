@@ -179,8 +179,9 @@ class Sim:
 class Workload:
     """What the clients ask for."""
 
-    kind: str = key("micro", "microbenchmark, TPC-C NewOrder or a recorded trace",
-                    choices=("micro", "tpcc", "trace"))
+    kind: str = key("micro", "microbenchmark, TPC-C NewOrder, a recorded trace, or shared "
+                    "and node-private data (sharing)",
+                    choices=("micro", "tpcc", "trace", "sharing"))
     clients: int = key(10, "client processes issuing transactions (closed loop each)", min=1)
     locks: int = key(5000, "locks the microbenchmark draws from", min=1)
     mode: str = key("X", "lock mode of microbenchmark requests: S, X or mixed",
@@ -191,6 +192,11 @@ class Workload:
                                "grant before releasing, us", min=0.0)
     zipf: float = key(0.0, "Zipf exponent of lock popularity (0 = uniform)", min=0.0)
     locks_per_txn: int = key(1, "locks per microbenchmark transaction", min=1)
+    sharing_ratio: float = key(0.0, "sharing: fraction of requests on the data all nodes "
+                               "share; the rest lock their node's private data",
+                               min=0.0, max=1.0)
+    shared_locks: int = key(64_000, "sharing: locks (cache blocks) of the shared data; each "
+                            "client machine also has workload.locks private ones", min=1)
     warehouses: int = key(10, "TPC-C warehouses per client machine", min=1)
     ol_cnt_min: int = key(5, "fewest order lines (items) per NewOrder", min=1, max=15)
     ol_cnt_max: int = key(15, "most order lines (items) per NewOrder (TPC-C: 5..15)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sim.managers.base import LockManager
+from sim.managers.concordia import ConcordiaManager
 from sim.managers.context import ManagerContext
 from sim.managers.declock import DecLockManager
 from sim.managers.drtm import DrtmManager
@@ -29,6 +30,7 @@ MANAGERS: dict[str, Callable[[ManagerContext], LockManager]] = {
     "server-rdma": lambda ctx: ServerCentricManager(ctx, "rdma"),
     "rdma-cas": RdmaCasManager,
     "declock": DecLockManager,
+    "concordia": ConcordiaManager,
 }
 
 

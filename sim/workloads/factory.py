@@ -7,6 +7,7 @@ from typing import Any
 from netlock.errors import ConfigError
 from sim.workloads.base import Workload
 from sim.workloads.micro import MicroWorkload
+from sim.workloads.sharing import SharingWorkload
 from sim.workloads.tpcc import TpccNewOrder
 
 
@@ -16,7 +17,8 @@ def workload_from_config(config: Any, machines: int | None = None) -> Workload:
     TPC-C places ``workload.warehouses`` warehouses on each client node. The node count is
     ``clients.machines`` when a whole config is given, else ``machines``, else one node per
     client process (``workload.clients``). A ``trace`` workload has no generator (it is
-    replayed from its file) and is a :class:`ConfigError` here.
+    replayed from its file) and is a :class:`ConfigError` here. The sharing workload's nodes
+    are found the same way.
     """
     workload = getattr(config, "workload", config)
     if hasattr(config, "workload") and machines is None:
@@ -32,7 +34,13 @@ def workload_from_config(config: Any, machines: int | None = None) -> Workload:
                                 nodes=machines or workload.clients,
                                 ol_cnt_min=workload.ol_cnt_min, ol_cnt_max=workload.ol_cnt_max,
                                 insert_locks=workload.insert_locks)
+        if kind == "sharing":
+            return SharingWorkload(shared_locks=workload.shared_locks,
+                                   private_locks=workload.locks,
+                                   machines=machines or workload.clients,
+                                   sharing_ratio=workload.sharing_ratio,
+                                   shared_fraction=workload.shared_fraction)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    raise ConfigError(f"workload.kind: {kind!r} has no generator (micro and tpcc do; a trace "
-                      f"is replayed from its file)")
+    raise ConfigError(f"workload.kind: {kind!r} has no generator (micro, tpcc and sharing do; a "
+                      f"trace is replayed from its file)")

@@ -1,0 +1,1 @@
+"""Experiments of the seed papers other than NetLock, one module per seed."""
