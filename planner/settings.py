@@ -70,7 +70,7 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
             slots=config.switch.slots, server_rate_rps=config.servers.capacity_rps,
             policy=config.policy.allocation, contention=config.policy.contention,
             seed=config.sim.seed,
-            hold_time_us=config.network.rtt_us + config.workload.think_time_us,
+            hold_time_us=config.client_rtt_us + config.workload.think_time_us,
             coarse_group=config.policy.coarse_group,
             handover_us=HANDOVER_PASSES * config.switch.pass_us)
     return replace(base, **{name: value for name, value in flags.items() if value is not None})
@@ -78,7 +78,7 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
 
 def trace_timing(config: Config) -> TraceTiming:
     """The trace generator's timing from the config's network, clients and workload."""
-    return TraceTiming(rtt_us=config.network.rtt_us,
+    return TraceTiming(rtt_us=config.client_rtt_us,
                        think_time_us=config.workload.think_time_us,
                        jitter_us=config.network.jitter_us,
                        request_gap_us=1e6 / config.clients.rate_rps,

@@ -242,7 +242,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
         timeout_us=cl.timeout_us, fetch_hops=spec.fetch_hops,
         gap_per_lock_us=1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0,
         seed=config.sim.seed, backoff_slot_us=cl.backoff_slot_us,
-        backoff_slots=cl.backoff_slots)
+        backoff_slots=cl.backoff_slots, tx_us=cl.tx_us, rx_us=cl.rx_us)
     machines = client_machines(wl.clients, config.clients.machines, config.clients.rate_rps)
     clients = make_clients(rack, workload, params, machines, tenants, list(spec.priorities),
                            streams[3:])

@@ -38,8 +38,9 @@ class RunSpec:
 def lease_guard_us(config: Config) -> float:
     """How long before its lease ends a client stops using a lock (us): a release must
     reach the switch before the lease sweep could hand the lock to someone else, so the
-    client keeps one round trip plus ten jitter deviations of margin."""
-    return config.network.rtt_us + 10 * config.network.jitter_us
+    client keeps one round trip (its own processing included) plus ten jitter deviations of
+    margin."""
+    return config.client_rtt_us + 10 * config.network.jitter_us
 
 
 def most_locks_per_txn(config: Config) -> int:

@@ -80,10 +80,12 @@ from sim.fast.state import (
     P_PASS_GAP,
     P_PASS_US,
     P_QUOTA_WINDOW,
+    P_RX,
     P_SERVICE_US,
     P_SWEEP,
     P_THINK,
     P_TIMEOUT,
+    P_TX,
     Rack,
     grown_pool,
     new_pool,
@@ -356,6 +358,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     pf[P_QUOTA_WINDOW] = config.switch.quota_window_us
     pf[P_SERVICE_US] = servers.packet_us
     pf[P_BURST] = BURST_US
+    pf[P_TX] = config.clients.tx_us
+    pf[P_RX] = config.clients.rx_us
     pi = np.zeros(N_PI, dtype=np.int64)
     instant = wl.think_time_us <= 0 and fetch_hops == 0
     net = config.network
