@@ -186,7 +186,7 @@ class Client:
 
     def at(self, t: float, fn: Any, *args: Any) -> None:
         """Call ``fn(*args)`` at client time ``t`` (>= the engine's clock)."""
-        self.engine.call_later(t - self.env._now, fn, *args)
+        self.engine.call_at(t, fn, *args)
 
     def start(self, at_us: float) -> None:
         self.next_start = at_us
