@@ -467,6 +467,7 @@ class Client:
     def stale_grant(self, req: Req, now: float) -> None:
         """A grant for an attempt already given up: hand the lock back if still leased."""
         self.rec.stale_grants += 1
+        self.rec.handbacks.append((now, req.lock))
         if now < req.lease_end and req.op == ACQUIRE:
             req.op = RELEASE
             self.send_burst([req], now)

@@ -69,6 +69,7 @@ from sim.fast.state import (
     I_LOSSY,
     I_SEED,
     K_COPIES,
+    K_HANDBACKS,
     K_IGNORED,
     K_NEED_TXN,
     K_REORDERED,
@@ -434,6 +435,11 @@ def granted(r: Rack, h: int, now: float) -> None:
 def stale_grant(r: Rack, h: int, now: float) -> None:
     """A grant for an attempt already given up: hand the lock back if still leased."""
     r.cnt[K_STALE] += 1
+    n = r.cnt[K_HANDBACKS]
+    r.cnt[K_HANDBACKS] = n + 1
+    row = r.handbacks[n]
+    row.t_us = now
+    row.lock = r.ri[h, RI_LOCK]
     if r.ri[h, RI_OP] != 0:
         return
     if now < r.rf[h, RF_LEASE_END]:
