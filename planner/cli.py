@@ -75,7 +75,7 @@ def plan_command(
         "the best (default: policy.coarse_group, else 1)")] = None,
     hold_us: Annotated[float | None, typer.Option(
         "--hold-us", help="hold time T for the S/T bound, us (default: network.rtt_us + "
-        "workload.think_time_us, else the trace's mean)")] = None,
+        "clients.tx_us + clients.rx_us + workload.think_time_us, else the trace's mean)")] = None,
     trace_rates: Annotated[bool, typer.Option(
         "--trace-rates", help="keep the trace's r_i as they are, for a trace recorded from a "
         "running rack (its requests already waited); by default --config scales a demand "

@@ -44,10 +44,11 @@ MIN_TXNS_PER_CLIENT = 8
 
 
 def hold_time_us(config: Config, fetch_hops: int) -> float:
-    """Expected time a one-lock request occupies its queue slot: grant and release hops,
-    data read (``fetch_hops`` hops) and think time, in us."""
+    """Expected time a one-lock request occupies its queue slot: grant and release hops with
+    the client's receive and send processing, data read (``fetch_hops`` hops) and think
+    time, in us."""
     hop = config.network.rtt_us / 2.0
-    return 2 * hop + fetch_hops * hop + config.workload.think_time_us
+    return config.client_rtt_us + fetch_hops * hop + config.workload.think_time_us
 
 
 def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetch_hops: int,
@@ -66,7 +67,7 @@ def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetc
     client_ids = np.repeat(np.arange(clients, dtype=np.int64), per_client)
     batch = workload.sample_txns(len(client_ids), rng, client_ids)
     sizes = batch.sizes
-    step_us = max(2 * hop_us, 1e-3)
+    step_us = max(config.client_rtt_us, 1e-3)
     tail_us = fetch_hops * hop_us + config.workload.think_time_us
     length_us = sizes * step_us + tail_us
     owner_of_txn = batch.client_ids

@@ -61,7 +61,8 @@ BURST_US = 0.1
 @dataclass(frozen=True)
 class ClientParams:
     """Timing shared by all clients, in us; ``fetch_hops`` = 0 when no data read is
-    modelled. ``timeout_us`` and ``lease_us`` make an attempt's timeout
+    modelled; ``tx_us`` / ``rx_us``: the client's own processing of each packet it sends /
+    receives. ``timeout_us`` and ``lease_us`` make an attempt's timeout
     (:func:`netlock.client.attempt_timeout_us`); a retry waits
     ``backoff_slots(seed, client, n, slots) * slot_us``."""
 
@@ -73,6 +74,8 @@ class ClientParams:
     seed: int
     backoff_slot_us: float
     backoff_slots: int
+    tx_us: float
+    rx_us: float
 
 
 class TxnSource:
@@ -156,6 +159,8 @@ class Client:
         self.instant = params.think_us <= 0 and params.fetch_hops == 0
         self.fast = self.instant and params.gap_per_lock_us <= 0 and rack.entry_hops == 1
         self.lease_us = params.lease_us
+        self.tx_us = params.tx_us
+        self.rx_us = params.rx_us
         self.timeout_one_us = attempt_timeout_us(1, params.timeout_us, params.think_us,
                                                  params.lease_us)
         """The timeout of one-lock attempts (the inline path's)."""
@@ -181,7 +186,7 @@ class Client:
 
     def at(self, t: float, fn: Any, *args: Any) -> None:
         """Call ``fn(*args)`` at client time ``t`` (>= the engine's clock)."""
-        self.engine.call_later(t - self.env._now, fn, *args)
+        self.engine.call_at(t, fn, *args)
 
     def start(self, at_us: float) -> None:
         self.next_start = at_us
@@ -231,8 +236,8 @@ class Client:
         machine = self.machine
         gap = machine.gap_us
         t = machine.free_at
-        if t < now:
-            t = now
+        if t < now + self.tx_us:
+            t = now + self.tx_us
         hop = self.rack.entry_hop
         lossy = self.lossy
         handlers = self.rack.packet_handlers
@@ -268,8 +273,8 @@ class Client:
         machine = self.machine
         gap = machine.gap_us
         t = machine.free_at
-        if t < now:
-            t = now
+        if t < now + self.tx_us:
+            t = now + self.tx_us
         hop = self.network.hop
         draw = self.faults.draw
         handlers = self.rack.packet_handlers
@@ -346,6 +351,7 @@ class Client:
         """
         req.lease_end = lease_end = (granted_at // 1.0) + (
             self.lease_us if lease_us is None or lease_us > self.lease_us else lease_us)
+        t += self.rx_us
         if self.faults is not None:
             self.receive_faulty(req, t)
             return
@@ -406,8 +412,8 @@ class Client:
             return
         machine = self.machine
         depart = machine.free_at
-        if depart < t:
-            depart = t
+        if depart < t + self.tx_us:
+            depart = t + self.tx_us
         machine.free_at = depart + machine.gap_us
         req.follow = new
         new.follow = None
@@ -461,6 +467,7 @@ class Client:
     def stale_grant(self, req: Req, now: float) -> None:
         """A grant for an attempt already given up: hand the lock back if still leased."""
         self.rec.stale_grants += 1
+        self.rec.handbacks.append((now, req.lock))
         if now < req.lease_end and req.op == ACQUIRE:
             req.op = RELEASE
             self.send_burst([req], now)

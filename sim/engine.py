@@ -7,10 +7,10 @@ simpy's event loop expects and goes on simpy's heap directly; no ``Process``, ``
 or ``Resource`` is created per request. :class:`RackEnvironment` is a
 ``simpy.Environment`` whose run loop is ``step`` inlined (same semantics: callbacks in
 order, failed events that nobody defused crash the run). Rare things (think time, retries)
-use :meth:`Engine.call_later`, and long-lived activities (control-plane sweeps, probes,
-failure injection) are ordinary simpy processes on the same environment. Writing simpy's
-private ``_queue``, ``_eid`` and ``_now`` ties this module to the simpy versions pyproject.toml
-allows (tests/sim/test_simpy_pin.py checks them).
+use :meth:`Engine.call_later` or :meth:`Engine.call_at`, and long-lived activities
+(control-plane sweeps, probes, failure injection) are ordinary simpy processes on the same
+environment. Writing simpy's private ``_queue``, ``_eid`` and ``_now`` ties this module to the
+simpy versions pyproject.toml allows (tests/sim/test_simpy_pin.py checks them).
 
 Simulated time is in microseconds (us) throughout.
 """
@@ -167,6 +167,12 @@ class Engine:
     def call_later(self, delay_us: float, fn: Callable[..., Any], *args: Any) -> None:
         """Call ``fn(*args)`` after ``delay_us`` (>= 0)."""
         self.env.deliver(_Call(fn, args), _FIRE, delay_us)
+
+    def call_at(self, at_us: float, fn: Callable[..., Any], *args: Any) -> None:
+        """Call ``fn(*args)`` at ``at_us`` (>= now), that very time: ``now + (at_us - now)``
+        can differ from ``at_us`` in its last bit, which would reorder events that a FIFO
+        link gives one arrival time (the fast engine schedules the time itself)."""
+        self.deliver_at(_Call(fn, args), _FIRE, at_us)
 
     def process(self, generator: Any) -> simpy.Process:
         return self.env.process(generator)

@@ -4,9 +4,13 @@ Like :mod:`sim.safety`, it sees only what the clients recorded and knows nothing
 switches, servers or queues. A transaction *waits* for a lock from the moment it first
 asked for it (its first attempt's start: attempts given up and retried still wait for the
 same lock) until the grant that its client used, or the end of the run. The lock is *idle*
-while no client uses it. A wait is **stalled** when, inside it, the lock stayed idle for
-longer than a lease without being granted: no lease, lost packet or queue can explain
-that, only a lock manager that lost track of a waiting request (a wedged lock). Times in us.
+while no client uses it and no grant of it arrives (a grant that reaches a client no longer
+waiting for it, handed back at once, is an instant of use: the lock manager is working
+through the requests of attempts given up). A wait is **stalled** when, inside it, the
+lock stayed idle for longer than a bound (:func:`sim.spec.stall_bound_us`: a lease, the
+lease sweep's period, a back-off and two round trips): one lost packet and the lease that
+recovers it cannot explain that, only a lock manager that lost track of a waiting request
+(a wedged lock). Times in us.
 """
 
 from __future__ import annotations
@@ -16,19 +20,19 @@ import numpy as np
 
 def count_stalled(use_lock: np.ndarray, use_start: np.ndarray, use_end: np.ndarray,
                   wait_lock: np.ndarray, wait_from: np.ndarray, wait_to: np.ndarray,
-                  lease_us: float, excused: tuple[tuple[float, float], ...] = ()) -> int:
+                  bound_us: float, excused: tuple[tuple[float, float], ...] = ()) -> int:
     """Waits ``[wait_from, wait_to)`` of ``wait_lock`` that contain an idle stretch of
-    their lock (no use ``[use_start, use_end)`` of it in progress) longer than ``lease_us``.
+    their lock (no use ``[use_start, use_end)`` of it in progress) longer than ``bound_us``.
     ``excused`` intervals count as busy for every lock: an outage the run injected, during
     which no lock can be granted (a failure, not a lost request).
 
-    Only waits longer than a lease can stall, and there are few of them, so the busy
+    Only waits longer than the bound can stall, and there are few of them, so the busy
     intervals are merged only for their locks.
     """
     wait_lock = np.asarray(wait_lock, dtype=np.int64)
     wait_from = np.asarray(wait_from, dtype=np.float64)
     wait_to = np.asarray(wait_to, dtype=np.float64)
-    long = np.flatnonzero(wait_to - wait_from > lease_us)
+    long = np.flatnonzero(wait_to - wait_from > bound_us)
     if len(long) == 0:
         return 0
     use_lock = np.asarray(use_lock, dtype=np.int64)
@@ -49,7 +53,7 @@ def count_stalled(use_lock: np.ndarray, use_start: np.ndarray, use_end: np.ndarr
     stalled = 0
     for k in long.tolist():
         starts, ends = busy[int(wait_lock[k])]
-        if _longest_idle(starts, ends, wait_from[k], wait_to[k]) > lease_us:
+        if _longest_idle(starts, ends, wait_from[k], wait_to[k]) > bound_us:
             stalled += 1
     return stalled
 

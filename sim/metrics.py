@@ -35,6 +35,10 @@ USE_DTYPE = np.dtype([("t_us", np.float64), ("latency_us", np.float64), ("tenant
 TXN_DTYPE = np.dtype([("t_us", np.float64), ("latency_us", np.float64), ("tenant", np.int32),
                       ("locks", np.int32), ("client", np.int32)])
 """The type of each ``TXN_FIELDS`` column in results."""
+HANDBACK_DTYPE = np.dtype([("t_us", np.float64), ("lock", np.int64)])
+"""One row per grant that reached a client no longer waiting for it (its attempt given up):
+when it arrived and the lock. The lock manager did grant the lock then (the client hands it
+back at once); the liveness checker counts that instant as the lock granted."""
 
 
 class Recorder:
@@ -61,6 +65,8 @@ class Recorder:
         self.open_waits: list[tuple[int, float, float]] = []
         """At the end of a run: ``(lock, asked_us, end_us)`` of each lock a transaction
         still waited for (for the liveness checker)."""
+        self.handbacks: list[tuple[float, int]] = []
+        """``(t_us, lock)`` of each stale grant (``HANDBACK_DTYPE``)."""
 
     def flush(self) -> None:
         """Move the rows handed over since the last flush into the arrays."""
@@ -89,6 +95,10 @@ class Recorder:
     def txns_frame(self) -> pd.DataFrame:
         """Committed transactions (``TXN_FIELDS``), typed as ``TXN_DTYPE``."""
         return typed_frame(self._rows(self.txns, TXN_FIELDS), TXN_DTYPE)
+
+    def handbacks_frame(self) -> pd.DataFrame:
+        """Stale grants, typed as ``HANDBACK_DTYPE``."""
+        return pd.DataFrame(np.array(self.handbacks, dtype=HANDBACK_DTYPE))
 
 
 def typed_frame(rows: np.ndarray, dtype: np.dtype) -> pd.DataFrame:

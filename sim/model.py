@@ -237,12 +237,17 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
     manager = make_manager(ManagerContext(engine, network, config, spec, plan, partition))
     rack = Rack(engine, network, recorder, manager)
     cl = config.clients
+    # The clients' per-packet send and receive processing applies to lock packets that
+    # leave the machine; a design in the client's own library is entered by a call and
+    # times its RDMA verbs on its fabric's NIC model.
+    network_entry = manager.entry_hops > 0
     params = ClientParams(
         think_us=wl.think_time_us, lease_us=spec.client_lease_us,
         timeout_us=cl.timeout_us, fetch_hops=spec.fetch_hops,
         gap_per_lock_us=1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0,
         seed=config.sim.seed, backoff_slot_us=cl.backoff_slot_us,
-        backoff_slots=cl.backoff_slots)
+        backoff_slots=cl.backoff_slots, tx_us=cl.tx_us if network_entry else 0.0,
+        rx_us=cl.rx_us if network_entry else 0.0)
     machines = client_machines(wl.clients, config.clients.machines, config.clients.rate_rps)
     clients = make_clients(rack, workload, params, machines, tenants, list(spec.priorities),
                            streams[3:])

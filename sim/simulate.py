@@ -27,6 +27,7 @@ from sim.liveness import count_stalled
 from sim.metrics import Latency, in_window, plan_predicted, timeseries
 from sim.model import Model, Progress, build
 from sim.safety import count_violations
+from sim.spec import stall_bound_us
 
 ENGINE = "simpy"
 
@@ -85,23 +86,27 @@ def summarise(model: Model, wall_s: float) -> SimResult:
                      wall_s=wall_s, retries=rec.retries, events=model.engine.events,
                      stale_grants=rec.stale_grants, ignored_grants=rec.ignored_grants,
                      hold_us=model.hold_us, plan=model.plan,
-                     manager=model.manager.stats(), open_waits=rec.open_waits)
+                     manager=model.manager.stats(), open_waits=rec.open_waits,
+                     handbacks=rec.handbacks_frame())
 
 
 def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine: str,
               wall_s: float, retries: int, events: int, stale_grants: int,
               ignored_grants: int, hold_us: float, plan: Plan, manager: dict[str, Any],
-              open_waits: list[tuple[int, float, float]]) -> SimResult:
+              open_waits: list[tuple[int, float, float]],
+              handbacks: pd.DataFrame) -> SimResult:
     """A finished run's result from its recorded requests and transactions (every engine's
     summary has these keys, measured over the window after ``sim.warmup_s``);
-    ``open_waits``: ``(lock, asked_us, end_us)`` of locks still awaited at the end."""
+    ``open_waits``: ``(lock, asked_us, end_us)`` of locks still awaited at the end;
+    ``handbacks``: the stale grants (:data:`sim.metrics.HANDBACK_DTYPE`)."""
     start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.end_s * 1e6
     window_s = cfg.sim.duration_s
     req_w = in_window(requests, start_us, end_us)
     txn_w = in_window(txns, start_us, end_us)
     violations = count_violations(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
                                   requests["t_us"].to_numpy(), requests["end_us"].to_numpy())
-    stalled = stalled_waits(requests, open_waits, cfg.lease.us, outages(cfg))
+    stalled = stalled_waits(requests, open_waits, handbacks, stall_bound_us(cfg),
+                            outages(cfg))
     granted = len(req_w)
     by_switch = int(np.count_nonzero(req_w["source"].to_numpy() == 0))
     tenants = sorted({t.id for t in cfg.tenants})
@@ -149,17 +154,22 @@ def outages(cfg: Config) -> tuple[tuple[float, float], ...]:
 
 
 def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, float]],
-                  lease_us: float, excused: tuple[tuple[float, float], ...] = ()) -> int:
-    """Waits for a lock that saw it idle for longer than a lease (:mod:`sim.liveness`):
+                  handbacks: pd.DataFrame, bound_us: float,
+                  excused: tuple[tuple[float, float], ...] = ()) -> int:
+    """Waits for a lock that saw it idle for longer than ``bound_us`` (:mod:`sim.liveness`):
     every granted request's, from its transaction's first ask to its grant, and each lock
-    still awaited at the end of the run; ``excused``: injected outages."""
+    still awaited at the end of the run; a stale grant (``handbacks``) is an instant of use;
+    ``excused``: injected outages."""
     lock = requests["lock"].to_numpy()
     start = requests["t_us"].to_numpy()
+    back_lock = handbacks["lock"].to_numpy().astype(np.int64)
+    back_t = handbacks["t_us"].to_numpy().astype(np.float64)
     waits = np.asarray(open_waits, dtype=np.float64).reshape(-1, 3)
-    return count_stalled(lock, start, requests["end_us"].to_numpy(),
+    return count_stalled(np.concatenate([lock, back_lock]), np.concatenate([start, back_t]),
+                         np.concatenate([requests["end_us"].to_numpy(), back_t]),
                          np.concatenate([lock, waits[:, 0].astype(np.int64)]),
                          np.concatenate([requests["asked_us"].to_numpy(), waits[:, 1]]),
-                         np.concatenate([start, waits[:, 2]]), lease_us, excused)
+                         np.concatenate([start, waits[:, 2]]), bound_us, excused)
 
 
 def _tenant_summary(requests: pd.DataFrame, txns: pd.DataFrame, tenant: int,

@@ -38,8 +38,27 @@ class RunSpec:
 def lease_guard_us(config: Config) -> float:
     """How long before its lease ends a client stops using a lock (us): a release must
     reach the switch before the lease sweep could hand the lock to someone else, so the
-    client keeps one round trip plus ten jitter deviations of margin."""
-    return config.network.rtt_us + 10 * config.network.jitter_us
+    client keeps one round trip (its own processing included) plus ten jitter deviations of
+    margin."""
+    return config.client_rtt_us + 10 * config.network.jitter_us
+
+
+def stall_bound_us(config: Config) -> float:
+    """The longest a lock can stay idle while a request waits for it when the lock manager
+    has lost track of nothing (us; the liveness checker's bound, :mod:`sim.liveness`).
+
+    One lost packet (acquire, grant or release) leaves a lock unused until the lease of the
+    grant nobody uses ends and the next lease sweep sees it (``lease.us`` + ``sweep_us``);
+    the lost grant's acquire may have left a back-off after its attempt's predecessor
+    released the lock (the longest back-off); and that acquire, and the grant after the
+    sweep, each take up to a round trip between a client and a lock server through the
+    switch, covered as the lease guard covers one (:func:`lease_guard_us`). A lost acquire
+    of a one-lock attempt idles its lock for less: the attempt's timeout (a lease), a
+    back-off and a round trip."""
+    cl = config.clients
+    longest_backoff = (cl.backoff_slots - 1) * cl.backoff_slot_us
+    return (config.lease.us + config.lease.sweep_us + longest_backoff
+            + 2 * lease_guard_us(config))
 
 
 def most_locks_per_txn(config: Config) -> int:

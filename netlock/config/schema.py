@@ -109,6 +109,10 @@ class Clients:
                                  min=0.0)
     backoff_slots: int = key(10, "the back-off is uniform over 0 .. backoff_slots - 1 slots",
                              min=1)
+    tx_us: float = key(0.0, "client software and NIC time from handing a packet to the NIC "
+                       "driver to its leaving the machine, per packet, us", min=0.0)
+    rx_us: float = key(0.0, "client NIC and software time from a packet's arrival at the "
+                       "machine to the client acting on it, per packet, us", min=0.0)
 
 
 @dataclass(frozen=True)
@@ -289,6 +293,12 @@ class Config:
             stages=self.switch.stages,
             priorities=self.switch.priorities,
         )
+
+    @property
+    def client_rtt_us(self) -> float:
+        """A request's round trip as its client sees it: the network's client-switch-client
+        round trip plus the client's send and receive processing, us."""
+        return self.network.rtt_us + self.clients.tx_us + self.clients.rx_us
 
     @property
     def tenant_clients(self) -> tuple[int, ...]:

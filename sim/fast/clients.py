@@ -69,6 +69,7 @@ from sim.fast.state import (
     I_LOSSY,
     I_SEED,
     K_COPIES,
+    K_HANDBACKS,
     K_IGNORED,
     K_NEED_TXN,
     K_REORDERED,
@@ -81,8 +82,10 @@ from sim.fast.state import (
     P_GAP_PER_LOCK,
     P_LEASE_CLIENT,
     P_QUOTA_WINDOW,
+    P_RX,
     P_THINK,
     P_TIMEOUT,
+    P_TX,
     RELEASE,
     RF_CREATED,
     RF_GRANT,
@@ -167,8 +170,8 @@ def send_faulty(r: Rack, c: int, count: int, now: float) -> None:
     (:meth:`sim.clients.Client.send_faulty`)."""
     gap = r.cf[c, CF_GAP]
     t = r.cf[c, CF_FREE_AT]
-    if t < now:
-        t = now
+    if t < now + r.pf[P_TX]:
+        t = now + r.pf[P_TX]
     burst_us = r.pf[P_BURST]
     first = -1
     prev = -1
@@ -216,8 +219,8 @@ def send_burst(r: Rack, c: int, count: int, now: float) -> None:
         return
     gap = r.cf[c, CF_GAP]
     t = r.cf[c, CF_FREE_AT]
-    if t < now:
-        t = now
+    if t < now + r.pf[P_TX]:
+        t = now + r.pf[P_TX]
     lossy = r.pi[I_LOSSY] != 0
     burst_us = r.pf[P_BURST]
     first = -1
@@ -432,6 +435,11 @@ def granted(r: Rack, h: int, now: float) -> None:
 def stale_grant(r: Rack, h: int, now: float) -> None:
     """A grant for an attempt already given up: hand the lock back if still leased."""
     r.cnt[K_STALE] += 1
+    n = r.cnt[K_HANDBACKS]
+    r.cnt[K_HANDBACKS] = n + 1
+    row = r.handbacks[n]
+    row.t_us = now
+    row.lock = r.ri[h, RI_LOCK]
     if r.ri[h, RI_OP] != 0:
         return
     if now < r.rf[h, RF_LEASE_END]:
@@ -492,6 +500,7 @@ def receive(r: Rack, h: int, t: float, granted_at: float) -> None:
     c = r.ri[h, RI_CLIENT]
     lease_end = math.floor(granted_at) + r.pf[P_LEASE_CLIENT]
     r.rf[h, RF_LEASE_END] = lease_end
+    t += r.pf[P_RX]
     if r.pi[I_FAULTY]:
         receive_faulty(r, h, t)
         return

@@ -37,6 +37,7 @@ from sim.fast.state import (
     I_ROOM_ROWS,
     K_FAULT,
     K_FREE,
+    K_HANDBACKS,
     K_HOP,
     K_NEED_TXN,
     K_TXNS,
@@ -67,6 +68,7 @@ def needs_service(r: Rack) -> bool:
             or h.t.shape[0] - h.cnt[Q_SIZE] < requests
             or r.uses.shape[0] - r.cnt[K_USES] < rows
             or r.txns.shape[0] - r.cnt[K_TXNS] < rows
+            or r.handbacks.shape[0] - r.cnt[K_HANDBACKS] < rows
             or srv.cnt[CN_NFREE] < requests
             or srv.lk.shape[0] - srv.cnt[CN_DENSE] < r.pi[I_ROOM_LOCKS]
             or 4 * (srv.cnt[CN_DENSE] + r.pi[I_ROOM_LOCKS]) >= srv.keys.shape[0])

@@ -63,6 +63,7 @@ from sim.fast.state import (
     I_SERVERS,
     K_FAULT,
     K_FREE,
+    K_HANDBACKS,
     K_HOP,
     K_NEED_TXN,
     K_TXNS,
@@ -80,17 +81,19 @@ from sim.fast.state import (
     P_PASS_GAP,
     P_PASS_US,
     P_QUOTA_WINDOW,
+    P_RX,
     P_SERVICE_US,
     P_SWEEP,
     P_THINK,
     P_TIMEOUT,
+    P_TX,
     Rack,
     grown_pool,
     new_pool,
     txn_batch,
 )
 from sim.managers.netlock.manager import switch_dataplane
-from sim.metrics import TXN_DTYPE, USE_DTYPE
+from sim.metrics import HANDBACK_DTYPE, TXN_DTYPE, USE_DTYPE
 from sim.model import client_workload
 from sim.network import BLOCK, draw_faults, fault_rng
 from sim.spec import run_spec
@@ -151,12 +154,13 @@ class FastModel:
     waited for (for the liveness checker)."""
     use_chunks: list[np.ndarray] = field(default_factory=list)
     txn_chunks: list[np.ndarray] = field(default_factory=list)
+    handback_chunks: list[np.ndarray] = field(default_factory=list)
     owned: list[np.ndarray] = field(default_factory=list)
     """Every recorder chunk this model took (:mod:`sim.fast.chunks`), given back when it
     is gone."""
 
     def __post_init__(self) -> None:
-        self.owned += [self.rack.uses, self.rack.txns]
+        self.owned += [self.rack.uses, self.rack.txns, self.rack.handbacks]
         weakref.finalize(self, chunks.give_back, self.owned)
 
     # --- running -----------------------------------------------------------------------------
@@ -201,7 +205,8 @@ class FastModel:
         r = self.rack
         fresh = {}
         for name, k, done in (("uses", K_USES, self.use_chunks),
-                              ("txns", K_TXNS, self.txn_chunks)):
+                              ("txns", K_TXNS, self.txn_chunks),
+                              ("handbacks", K_HANDBACKS, self.handback_chunks)):
             table = getattr(r, name)
             n = int(r.cnt[k])
             if len(table) - n < rows:
@@ -286,6 +291,10 @@ class FastModel:
         them."""
         return pd.DataFrame(self._rows(self.txn_chunks, self.rack.txns, K_TXNS))
 
+    def handbacks_frame(self) -> pd.DataFrame:
+        """Stale grants, typed as :meth:`sim.metrics.Recorder.handbacks_frame` types them."""
+        return pd.DataFrame(self._rows(self.handback_chunks, self.rack.handbacks, K_HANDBACKS))
+
 
 def draw_hops(rng: np.random.Generator, half_rtt_us: float, jitter_us: float, loss: float,
               out: np.ndarray) -> None:
@@ -356,6 +365,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     pf[P_QUOTA_WINDOW] = config.switch.quota_window_us
     pf[P_SERVICE_US] = servers.packet_us
     pf[P_BURST] = BURST_US
+    pf[P_TX] = config.clients.tx_us
+    pf[P_RX] = config.clients.rx_us
     pi = np.zeros(N_PI, dtype=np.int64)
     instant = wl.think_time_us <= 0 and fetch_hops == 0
     net = config.network
@@ -411,7 +422,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
         hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
         faults=np.zeros(((2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK if faulty else 0, 2)),
         heap=fheap.new_heap(2 * room_requests), uses=chunks.take(rows, USE_DTYPE),
-        txns=chunks.take(rows, TXN_DTYPE), burst=np.zeros(2 * longest + 2, dtype=np.int64),
+        txns=chunks.take(rows, TXN_DTYPE), handbacks=chunks.take(rows, HANDBACK_DTYPE),
+        burst=np.zeros(2 * longest + 2, dtype=np.int64),
         pf=pf, pi=pi, cnt=cnt)
     model = FastModel(config=config, rack=rack, workload=workload,
                       client_rngs=[np.random.default_rng(s) for s in streams[3:]],

@@ -148,4 +148,4 @@ def summarise(model: FastModel, wall_s: float) -> SimResult:
                      events=int(r.heap.cnt[Q_SEQ]), stale_grants=int(r.cnt[K_STALE]),
                      ignored_grants=int(r.cnt[K_IGNORED]),
                      hold_us=model.hold_us, plan=model.plan, manager=manager,
-                     open_waits=model.open_waits)
+                     open_waits=model.open_waits, handbacks=model.handbacks_frame())

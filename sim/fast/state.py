@@ -15,8 +15,9 @@ One :class:`Rack` (a named tuple of numpy arrays, passed whole to compiled code)
   batches from the workload (``tx_*``);
 - the network's pre-drawn hop delays (negative = lost) and faults (``faults[k]``: copy
   flag, extra delay of a held-back packet; :class:`sim.network.Faults`), the event heap,
-  the recorder's rows (records of :data:`sim.metrics.USE_DTYPE` and
-  :data:`sim.metrics.TXN_DTYPE`, written in place of the result: no row is copied), and
+  the recorder's rows (records of :data:`sim.metrics.USE_DTYPE`,
+  :data:`sim.metrics.TXN_DTYPE` and :data:`sim.metrics.HANDBACK_DTYPE`, written in place of
+  the result: no row is copied), and
   scalar counters ``cnt``.
 
 Times are us (float64). Compiled code never allocates: before each event the loop checks
@@ -63,13 +64,13 @@ SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
 # counters: cnt[:]
 (K_FREE, K_HOP, K_USES, K_TXNS, K_RETRIES, K_STALE, K_LOST, K_SERVER_GRANTS,
  K_SERVER_DROPS, K_SWITCH_EXPIRED, K_NEED_TXN, K_BAD_FREE) = range(12)
-K_FAULT, K_COPIES, K_REORDERED, K_IGNORED = 12, 13, 14, 15
-N_CNT = 16
+K_FAULT, K_COPIES, K_REORDERED, K_IGNORED, K_HANDBACKS = 12, 13, 14, 15, 16
+N_CNT = 17
 
 # parameters: pf[:] float64, pi[:] int64
 (P_HALF_RTT, P_PASS_US, P_PASS_GAP, P_THINK, P_LEASE_CLIENT, P_TIMEOUT, P_GAP_PER_LOCK,
- P_SWEEP, P_QUOTA_WINDOW, P_SERVICE_US, P_BURST, P_BACKOFF_SLOT) = range(12)
-N_PF = 12
+ P_SWEEP, P_QUOTA_WINDOW, P_SERVICE_US, P_BURST, P_BACKOFF_SLOT, P_TX, P_RX) = range(14)
+N_PF = 14
 (I_LOSSY, I_FETCH_HOPS, I_EXTRA_HOPS, I_SERVERS, I_LEASE_MGR, I_INSTANT, I_FAST,
  I_PART_RANGE, I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS, I_SEED,
  I_BACKOFF_SLOTS, I_FAULTY) = range(16)
@@ -124,6 +125,7 @@ class Rack(NamedTuple):
     heap: Heap
     uses: np.ndarray
     txns: np.ndarray
+    handbacks: np.ndarray
     burst: np.ndarray
     pf: np.ndarray
     pi: np.ndarray

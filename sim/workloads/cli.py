@@ -43,9 +43,9 @@ def trace_gen_command(
     """Write a synthetic workload trace from the simulator's workload generators.
 
     Each client runs closed-loop transactions: locks requested in lock-id order,
-    held network.rtt_us + workload.think_time_us (+ network.jitter_us noise),
-    released together. With several tenants, tenant and priority columns are
-    added and each tenant's clients start at its start_s.
+    held network.rtt_us + clients.tx_us + clients.rx_us + workload.think_time_us
+    (+ network.jitter_us noise), released together. With several tenants, tenant and
+    priority columns are added and each tenant's clients start at its start_s.
 
     Examples:
 

@@ -47,7 +47,7 @@ class TraceTiming:
 
 def trace_timing(config: Config) -> TraceTiming:
     """The trace generator's timing from the config's network, clients and workload."""
-    return TraceTiming(rtt_us=config.network.rtt_us,
+    return TraceTiming(rtt_us=config.client_rtt_us,
                        think_time_us=config.workload.think_time_us,
                        jitter_us=config.network.jitter_us,
                        request_gap_us=1e6 / config.clients.rate_rps,

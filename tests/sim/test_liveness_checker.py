@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.liveness import count_stalled
+from sim.metrics import HANDBACK_DTYPE, USE_DTYPE
+from sim.simulate import stalled_waits
+from sim.spec import lease_guard_us, stall_bound_us
+from tests.sim.helpers import config
 
 HORIZON = 60
 
@@ -50,4 +56,33 @@ def test_a_wait_behind_a_busy_lock_is_not_stalled_but_one_on_an_idle_lock_is():
     uses = np.array([[7, 0, 100], [7, 100, 200], [8, 0, 10]])
     waits = np.array([[7, 0, 200], [8, 0, 200]])
     assert count_stalled(uses[:, 0], uses[:, 1], uses[:, 2], waits[:, 0], waits[:, 1],
-                         waits[:, 2], lease_us=50) == 1
+                         waits[:, 2], bound_us=50) == 1
+
+
+def requests(rows):
+    """A requests table of ``(lock, t_us, end_us, asked_us)`` rows."""
+    table = pd.DataFrame(np.zeros(len(rows), dtype=USE_DTYPE))
+    for j, name in enumerate(("lock", "t_us", "end_us", "asked_us")):
+        table[name] = [row[j] for row in rows]
+    return table
+
+
+def test_a_grant_handed_back_is_an_instant_of_use_and_a_wedge_still_stalls():
+    """Lock 7 is used at 0..10 and 150..160, its wait runs 0..150: idle 10..150. A stale
+    grant at 80 splits that stretch in two; lock 8, waited for until the end with no
+    grant at all, stalls."""
+    table = requests([(7, 0.0, 10.0, 0.0), (7, 150.0, 160.0, 0.0)])
+    backs = pd.DataFrame(np.array([(80.0, 7)], dtype=HANDBACK_DTYPE))
+    none = pd.DataFrame(np.zeros(0, dtype=HANDBACK_DTYPE))
+    assert stalled_waits(table, [], none, 100.0) == 1
+    assert stalled_waits(table, [], backs, 100.0) == 0
+    assert stalled_waits(table, [(8, 20.0, 160.0)], backs, 100.0) == 1
+
+
+def test_the_stall_bound_covers_a_lease_a_sweep_a_backoff_and_two_round_trips():
+    cfg = config("micro-exclusive")
+    longest_backoff = (cfg.clients.backoff_slots - 1) * cfg.clients.backoff_slot_us
+    assert stall_bound_us(cfg) == pytest.approx(
+        cfg.lease.us + cfg.lease.sweep_us + longest_backoff + 2 * lease_guard_us(cfg))
+    assert stall_bound_us(config("micro-exclusive", lease__sweep_us=100)) == pytest.approx(
+        stall_bound_us(cfg) - 400)

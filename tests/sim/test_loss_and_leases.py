@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from sim.simulate import simulate
+from sim.simulate import run_engine, simulate
 from tests.sim.helpers import config
 
 
@@ -26,6 +27,21 @@ def test_one_percent_loss_is_safe_and_requests_are_eventually_granted():
     assert summary["violations"] == 0
     late = result.txns[result.txns["t_us"] > 0.7 * cfg.sim.duration_s * 1e6]
     assert set(np.unique(late["client"])) == set(range(cfg.workload.clients))
+
+
+@pytest.mark.parametrize(("name", "engine"), [("micro-contended", "simpy"),
+                                             ("micro-contended", "fast"),
+                                             ("tpcc-low", "fast")])
+def test_lost_packets_stall_no_wait(name, engine):
+    """At 0.1 % loss a lost grant leaves its lock to a holder nobody is until the lease sweep
+    after its lease, the attempts waiting behind it time out and retry, and after the sweep
+    the switch or server grants the requests of those attempts, which are handed back. A
+    lease and a sweep, a back-off and the round trips around them explain every idle
+    stretch; the checker reports no wait stalled (it did: hundreds at a lease)."""
+    cfg = config(name, network__loss=0.001, sim__duration_s=0.004)
+    summary = run_engine(cfg, engine).summary
+    assert summary["manager"]["lost_packets"] > 0 and summary["stale_grants"] > 0
+    assert summary["violations"] == 0 and summary["stalled"] == 0
 
 
 def test_a_lossless_run_needs_no_retry():

@@ -68,7 +68,7 @@ class NetChainManager:
         self.denied += 1
         if back >= 0:
             t = req.client.machine.down.arrival(now + self.through_chain() + back)
-            self.engine.call_later(t - now, req.client.on_denied, req)
+            self.engine.call_at(t, req.client.on_denied, req)
 
     def start(self) -> None:
         """NetChain's lock service runs no control plane."""

@@ -108,7 +108,7 @@ def fail_to_backup(m: NetLockManager) -> None:
         takeover.install(lock, parts)
     spare.refresh_table()
     m.use_switch(spare)
-    m.engine.call_later(takeover.until_us - m.env.now, resume_all, m, takeover)
+    m.engine.call_at(takeover.until_us, resume_all, m, takeover)
 
 
 def fail_to_servers(m: NetLockManager) -> None:
@@ -119,7 +119,7 @@ def fail_to_servers(m: NetLockManager) -> None:
     for server in m.servers:
         if server.alive:
             server.adopt_switch_locks(locks, until_us)
-            m.engine.call_later(until_us - m.env.now, server.end_grace, until_us)
+            m.engine.call_at(until_us, server.end_grace, until_us)
 
 
 def resume_all(m: NetLockManager, takeover: SwitchTakeover) -> None:
@@ -226,7 +226,7 @@ def fail_server(m: NetLockManager, index: int) -> None:
     m.owner_of = [heir if owner == index else owner for owner in m.owner_of]
     until_us = grace_end_us(m.env.now, m.lease_us)
     m.servers[heir].adopt(parts, until_us)
-    m.engine.call_later(until_us - m.env.now, m.servers[heir].end_grace, until_us)
+    m.engine.call_at(until_us, m.servers[heir].end_grace, until_us)
     for lock in orphaned:
         node.forget_server_backlog(lock)
 

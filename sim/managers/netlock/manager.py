@@ -150,7 +150,7 @@ class NetLockManager:
         hop = self.network.reliable_hop() if overflow else self.network.hop()
         if hop >= 0:
             arrival = server.up.arrival(now + delay + hop)
-            self.engine.call_later(arrival - now, server.on_request, lreq)
+            self.engine.call_at(arrival, server.on_request, lreq)
 
     def notify_server(self, lock: int, priority: int, count: int, delay: float) -> None:
         if not self.servers:
@@ -158,15 +158,15 @@ class NetLockManager:
         server = self.owner(lock)
         now = self.env._now
         arrival = server.up.arrival(now + delay + self.network.reliable_hop())
-        self.engine.call_later(arrival - now, server.on_notify, lock, priority, count)
+        self.engine.call_at(arrival, server.on_notify, lock, priority, count)
 
     def defer(self, req: Req, delay: float) -> None:
         hop = self.network.hop()
         if hop >= 0:
             now = self.env._now
             arrival = req.client.machine.down.arrival(now + delay + hop)
-            self.engine.call_later(arrival - now, req.client.on_defer, req,
-                                   self.cfg.switch.quota_window_us)
+            self.engine.call_at(arrival, req.client.on_defer, req,
+                               self.cfg.switch.quota_window_us)
 
     # --- packets out of the servers ----------------------------------------------------------
 
@@ -186,7 +186,7 @@ class NetLockManager:
                                        now)
             elif kind == ActionKind.PUSH_BACK:
                 arrival = server.down.arrival(now + delay + self.network.reliable_hop())
-                self.engine.call_later(arrival - now, self.push_back, action.request)
+                self.engine.call_at(arrival, self.push_back, action.request)
             else:
                 if action.reason == DropReason.DUPLICATE:
                     self.pending.take(action.request.txn_id)

@@ -91,8 +91,6 @@ class SwitchNode:
         self.dp = dataplane
         self.pass_us = pass_us
         self.pass_gap_us = 1e6 / rate_pps
-        self.two_passes_us = 2 * self.pass_gap_us
-        self.second_grant_us = self.pass_gap_us + pass_us
         (self.locks, self.regions, self.slots, self.tenants, self.ctl, self.trace,
          self.out) = dataplane.arrays()
         self.res = np.zeros(4, dtype=np.int64)
@@ -173,7 +171,9 @@ class SwitchNode:
         The common outcome (one pass each, the release frees its lock and the acquire is
         granted at once) is handled inline; anything else goes through the general path.
         The compiled entry point takes the time as an int64 and truncates it (times are
-        >= 0), which saves converting it here.
+        >= 0), which saves converting it here. Times are computed operation for operation
+        as two :meth:`_occupy` calls compute them (release, then acquire), so that both
+        engines get the same doubles.
         """
         now = self.env._now
         get = self.table.get
@@ -183,8 +183,10 @@ class SwitchNode:
         common = self._pair(rel.client.cid, rel.tenant, rel.priority, i1, lock1, rel.mode,
                             rel.rid, rel.slot, i2, lock2, acq.mode, acq.rid, now)
         t = self.free_at if self.free_at > now else now
+        gap = self.pass_gap_us
         if common and not self.m.grant_extra_hops:
-            self.free_at = t + self.two_passes_us
+            t2 = t + gap
+            self.free_at = t2 + gap
             probe = self.probe
             if probe is not None:
                 probe.passes += 2
@@ -197,15 +199,15 @@ class SwitchNode:
             block = self.hops
             hop = block.pop() if block else self.network.hop()
             if hop >= 0:
-                acq.client.receive(acq, t + self.second_grant_us + hop, now)
+                acq.client.receive(acq, now + (t2 - now + self.pass_us) + hop, now)
             else:
                 self.network.lost += 1
             return
         n1, passes1, n2, passes2 = self.res_mv
-        gap = self.pass_gap_us
-        self.free_at = t + (passes1 + passes2) * gap
+        t2 = t + passes1 * gap
+        self.free_at = t2 + passes2 * gap
         delay1 = t - now + passes1 * self.pass_us
-        delay2 = t + passes1 * gap - now + passes2 * self.pass_us
+        delay2 = t2 - now + passes2 * self.pass_us
         out = self.out_mv
         if self.probe is not None:
             self.probe.passes += passes1 + passes2

@@ -86,8 +86,7 @@ class Fabric:
         what the verb reads; ``done(value, *args)`` runs when the completion is back."""
         now = self.env._now
         arrive = self.nic_of(cid).send(now) + self.network.reliable_path(TO_SERVER_HOPS)
-        self.engine.call_later(arrive - now, self._at_target, node, verb, addr, apply, done,
-                               args)
+        self.engine.call_at(arrive, self._at_target, node, verb, addr, apply, done, args)
 
     def _at_target(self, node: int, verb: int, addr: int, apply: Callable[..., Any],
                    done: Callable[..., None], args: tuple) -> None:
@@ -95,7 +94,7 @@ class Fabric:
         value = apply(*args)
         back = (self.nodes[node].execute(now, verb, addr)
                 + self.network.reliable_path(TO_SERVER_HOPS))
-        self.engine.call_later(back - now, done, value, *args)
+        self.engine.call_at(back, done, value, *args)
 
     def message(self, src: int, dst: int, deliver: Callable[..., None], *args: Any) -> None:
         """Client ``src`` sends a message to client ``dst`` (a SEND through the ToR: two
@@ -104,7 +103,7 @@ class Fabric:
         depart = self.nic_of(src).send(now)
         arrive = depart + self.network.reliable_hop() + self.network.reliable_hop()
         self.nic_of(dst).counts[SEND] += 1
-        self.engine.call_later(arrive - now, deliver, *args)
+        self.engine.call_at(arrive, deliver, *args)
 
     def stats(self) -> dict[str, Any]:
         """Verbs each lock server's RNIC executed, by kind."""

@@ -87,7 +87,7 @@ class ServerCentricManager:
                 continue
             server = self.servers[req.lock % len(self.servers)]
             arrival = server.up.arrival(now + hop)
-            self.engine.call_later(arrival - now, self.on_message, server, req)
+            self.engine.call_at(arrival, self.on_message, server, req)
 
     def on_message(self, server: Server, req: Req) -> None:
         now = self.env._now
