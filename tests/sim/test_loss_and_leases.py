@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.simulate import run_engine, simulate
+from sim.run import run_engine
+from sim.simulate import simulate
 from tests.sim.helpers import config
 
 
