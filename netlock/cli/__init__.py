@@ -20,6 +20,10 @@ def main() -> None:
         run()
     except KeyboardInterrupt:
         interrupt.exit_interrupted()
+    except Exception:
+        if not interrupt.pending():
+            raise
+        interrupt.exit_interrupted()
     except SystemExit as exc:
         if exc.code == interrupt.EXIT_CODE:
             interrupt.leave_promptly()

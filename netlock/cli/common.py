@@ -38,7 +38,8 @@ def json_option(on_stderr: str) -> Any:
 
 def guarded(func: F) -> F:
     """Turn a :class:`NetlockError` raised by a command into one stderr line and exit 2, and
-    Ctrl-C into ``netlock: interrupted`` and exit 130 (its workers stopped). Numeric warnings
+    Ctrl-C (or an error it caused, see :mod:`netlock.cli.interrupt`) into ``netlock:
+    interrupted`` and exit 130 (its workers stopped). Numeric warnings
     (numpy's RuntimeWarning) are not shown: bad input they point at is checked and reported
     as an error, and otherwise they are noise.
 
@@ -55,12 +56,20 @@ def guarded(func: F) -> F:
         except NetlockError as exc:
             typer.echo(f"netlock: error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except Exception:
+            if not interrupt.pending():
+                raise
+            _interrupted()
         except KeyboardInterrupt:
-            interrupt.stop_children()
-            typer.echo(interrupt.MESSAGE, err=True)
-            raise typer.Exit(interrupt.EXIT_CODE) from None
+            _interrupted()
 
     return wrapper  # type: ignore[return-value]
+
+
+def _interrupted() -> None:
+    interrupt.stop_children()
+    typer.echo(interrupt.MESSAGE, err=True)
+    raise typer.Exit(interrupt.EXIT_CODE) from None
 
 
 def emit_json(obj: Any) -> None:

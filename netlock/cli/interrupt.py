@@ -5,6 +5,11 @@ The first Ctrl-C raises KeyboardInterrupt, which unwinds like any exception: the
 its workers). Then any worker process still running is stopped, ``netlock: interrupted`` is
 printed and the process exits 130. A second Ctrl-C, or clean-up at exit that takes longer than
 :data:`EXIT_GRACE_S`, ends the process at once with the same status.
+
+An interrupt that lands inside a C callback (numba's compiler calls back into Python) cannot
+unwind from there: Python reports it as "ignored" and the caller fails with an error of its
+own. So the first Ctrl-C is also remembered (:func:`pending`): such an error is then the
+interrupt, not a fault, and the report of the ignored KeyboardInterrupt is not printed.
 """
 
 from __future__ import annotations
@@ -21,13 +26,29 @@ EXIT_GRACE_S = 3.0
 MESSAGE = "netlock: interrupted"
 
 
+_interrupted = threading.Event()
+
+
 def install() -> None:
     """Take over SIGINT for the console script: the first raises KeyboardInterrupt, the next
     ends the process at once."""
     signal.signal(signal.SIGINT, _first_interrupt)
+    default_hook = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            default_hook(unraisable)
+
+    sys.unraisablehook = hook
+
+
+def pending() -> bool:
+    """Whether Ctrl-C has been pressed in this process."""
+    return _interrupted.is_set()
 
 
 def _first_interrupt(signum: int, frame: FrameType | None) -> None:
+    _interrupted.set()
     signal.signal(signal.SIGINT, _exit_now)
     raise KeyboardInterrupt
 

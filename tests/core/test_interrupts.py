@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import psutil
 import pytest
@@ -89,3 +90,35 @@ def test_interrupt_a_sweep_ends_its_workers(tmp_path):
             "--json"]
     _assert_clean_interrupt(*_interrupt(args, 1.0, tmp_path, workers=2))
     assert not (tmp_path / "out" / "results.csv").exists()
+
+
+def test_an_error_caused_by_the_interrupt_is_the_interrupt(monkeypatch, capsys):
+    """Ctrl-C landing in a C callback (numba's compiler) is reported as ignored and the
+    caller fails with its own error: that error must still end as an interrupt, and the
+    report of the ignored KeyboardInterrupt must not be printed."""
+    import threading
+
+    import typer
+
+    from netlock.cli import interrupt
+    from netlock.cli.common import guarded
+
+    monkeypatch.setattr(interrupt, "_interrupted", threading.Event())
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    monkeypatch.setattr(signal, "signal", lambda *_: None)
+
+    @guarded
+    def compiles() -> None:
+        raise RuntimeError("no compiled object yet")
+
+    with pytest.raises(RuntimeError):
+        compiles()
+    interrupt.install()
+    interrupt._interrupted.set()
+    with pytest.raises(typer.Exit) as exit_:
+        compiles()
+    assert exit_.value.exit_code == interrupt.EXIT_CODE
+    sys.unraisablehook(SimpleNamespace(exc_type=KeyboardInterrupt,
+                                       exc_value=KeyboardInterrupt(), exc_traceback=None,
+                                       err_msg="ctypes callback", object=None))
+    assert capsys.readouterr().err.strip() == interrupt.MESSAGE
