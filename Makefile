@@ -11,19 +11,23 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Installing compiles the fast engine into numba's cache (minutes, once), so that the first
+# `netlock sim --engine fast` a user types loads it in about a second.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m sim.fast.warm
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m sim.fast.warm
 	touch $@ $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/netlock demo
 
-# The fast engine is compiled into numba's cache once (minutes on a fresh clone, a second
-# later) before the parallel test workers start, so that they load it rather than each
+# The fast engine is compiled into numba's cache (again, when its sources changed since the
+# install) before the parallel test workers start, so that they load it rather than each
 # compiling it.
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .

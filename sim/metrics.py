@@ -69,9 +69,10 @@ class Recorder:
         """``(t_us, lock)`` of each stale grant (``HANDBACK_DTYPE``)."""
 
     def flush(self) -> None:
-        """Move the rows handed over since the last flush into the arrays."""
-        self.uses.extend(chain.from_iterable(self._use_rows))
-        self.txns.extend(chain.from_iterable(self._txn_rows))
+        """Move the rows handed over since the last flush into the arrays (through a list:
+        ``array.fromlist`` takes a list about twice as fast as ``extend`` takes an iterator)."""
+        self.uses.fromlist(list(chain.from_iterable(self._use_rows)))
+        self.txns.fromlist(list(chain.from_iterable(self._txn_rows)))
         self._use_rows.clear()
         self._txn_rows.clear()
 

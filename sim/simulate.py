@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,17 +95,20 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
               wall_s: float, retries: int, events: int, stale_grants: int,
               ignored_grants: int, hold_us: float, plan: Plan, manager: dict[str, Any],
               open_waits: list[tuple[int, float, float]],
-              handbacks: pd.DataFrame) -> SimResult:
+              handbacks: pd.DataFrame,
+              violations_of: Callable[..., int] = count_violations) -> SimResult:
     """A finished run's result from its recorded requests and transactions (every engine's
     summary has these keys, measured over the window after ``sim.warmup_s``);
     ``open_waits``: ``(lock, asked_us, end_us)`` of locks still awaited at the end;
-    ``handbacks``: the stale grants (:data:`sim.metrics.HANDBACK_DTYPE`)."""
+    ``handbacks``: the stale grants (:data:`sim.metrics.HANDBACK_DTYPE`);
+    ``violations_of``: the safety checker (:func:`sim.safety.count_violations`'s
+    arguments and result)."""
     start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.end_s * 1e6
     window_s = cfg.sim.duration_s
     req_w = in_window(requests, start_us, end_us)
     txn_w = in_window(txns, start_us, end_us)
-    violations = count_violations(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
-                                  requests["t_us"].to_numpy(), requests["end_us"].to_numpy())
+    violations = violations_of(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
+                               requests["t_us"].to_numpy(), requests["end_us"].to_numpy())
     stalled = stalled_waits(requests, open_waits, handbacks, stall_bound_us(cfg),
                             outages(cfg))
     granted = len(req_w)

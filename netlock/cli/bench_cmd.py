@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         quick: Annotated[bool, typer.Option(
             "--quick", help="Smaller inputs, fewer repeats.")] = False,
         only: Annotated[list[str] | None, typer.Option(
-            "--only", help="Run only these suites (repeatable).")] = None,
+            "--only", help="Run only these suites (repeatable, or comma-separated).")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
         check: Annotated[bool, typer.Option(
             "--check", help="Exit 1 when a target is missed or a consistency check fails.")]
@@ -60,10 +60,11 @@ def register(app: typer.Typer) -> None:
         fails) are marked in the table and named on stderr; with --check they also make the
         exit status 1 (timings depend on the machine and its load).
 
-        Example: netlock bench --quick --only planner
+        Example: netlock bench --quick --only sim-fast,sim
         """
         suites = discover()
-        unknown = sorted(set(only or []) - set(suites))
+        only = [name for value in only or [] for name in value.split(",") if name]
+        unknown = sorted(set(only) - set(suites))
         if unknown:
             raise NetlockError(f"--only {unknown[0]}: no such benchmark suite "
                                f"(have: {', '.join(suites) or 'none'})")

@@ -32,8 +32,28 @@ def kernel(func: F) -> F:
     the cost of a whole acquire + release (numba issue 2350).
     """
     if JIT_ENABLED:
-        return numba.njit(cache=True, _nrt=False)(func)
+        return one_signature(numba.njit(cache=True, _nrt=False)(func))
     return func
+
+
+def one_signature(dispatcher: F) -> F:
+    """``dispatcher``, compiled once per argument types when called from compiled code.
+
+    numba compiles a function called from compiled code once for every combination of
+    constants its callers pass (``push(h, t, E_GRANT, a, 0)`` and ``push(h, t, E_TIMER, a,
+    0)`` are two functions, each typed, lowered and optimised), which made about a fifth of
+    the fast engine's cold compile. Typing such a call with the constants' plain types
+    compiles one function instead; callers inlined into at the machine-code level still see
+    the constants.
+    """
+    template = dispatcher.get_call_template
+
+    def get_call_template(args: tuple, kws: dict) -> tuple:
+        return template(tuple(numba.types.unliteral(a) for a in args),
+                        {k: numba.types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 def kernel_sources() -> list[Path]:

@@ -12,7 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, kernel, kernel_sources
+from netlock.dataplane._jit import (
+    JIT_ENABLED,
+    drop_stale_cache,
+    kernel,
+    kernel_sources,
+    one_signature,
+)
 
 __all__ = ["JIT_ENABLED", "kernel", "lockserver_sources", "step_kernel"]
 
@@ -32,7 +38,7 @@ def step_kernel(func: F) -> F:
     compiled functions.
     """
     if JIT_ENABLED:
-        return numba.njit(cache=True, _nrt=False, inline="always")(func)
+        return one_signature(numba.njit(cache=True, _nrt=False, inline="always")(func))
     return func
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache
+from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, one_signature
 from netlock.lockserver._jit import lockserver_sources
 
 F = TypeVar("F", bound=Callable)
@@ -28,7 +28,7 @@ if JIT_ENABLED:
 def fast_jit(func: F) -> F:
     """Compile ``func`` for the fast engine (identity when the JIT is disabled)."""
     if JIT_ENABLED:
-        return numba.njit(cache=True, _nrt=False)(func)
+        return one_signature(numba.njit(cache=True, _nrt=False)(func))
     return func
 
 
@@ -40,7 +40,7 @@ def fast_jit_inline(func: F) -> F:
     work of most of these functions.
     """
     if JIT_ENABLED:
-        return numba.njit(cache=True, _nrt=False, inline="always")(func)
+        return one_signature(numba.njit(cache=True, _nrt=False, inline="always")(func))
     return func
 
 

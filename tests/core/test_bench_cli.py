@@ -28,3 +28,17 @@ def test_a_missed_target_is_named_and_fails_only_with_check(flags, code):
     assert result.exit_code == code
     assert json.loads(result.stdout)["ok"] is False
     assert "fake/rate" in result.stderr
+
+
+def test_only_takes_comma_separated_suites(monkeypatch):
+    ran = []
+
+    def suite(name):
+        return lambda quick: ran.append(name) or []
+
+    monkeypatch.setattr(bench_cmd, "discover",
+                        lambda: {name: suite(name) for name in ("a", "b", "c")})
+    result = CliRunner().invoke(app, ["bench", "--quick", "--json", "--only", "c,a"])
+    assert result.exit_code == 0 and ran == ["a", "c"]
+    bad = CliRunner().invoke(app, ["bench", "--only", "a,nope"])
+    assert bad.exit_code == 2 and "--only nope" in bad.stderr

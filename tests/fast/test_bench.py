@@ -1,19 +1,39 @@
-"""``sim.fast.bench``: fast engine beside the simpy engine and plain simpy; the agreement
-check fails the results loudly (no timing asserted)."""
+"""``sim.fast.bench``: fast engine beside the simpy engine, plain simpy and the native loop;
+the agreement check fails the results loudly (no timing asserted)."""
 
 from __future__ import annotations
 
 import pytest
 
+from sim.bench import Phases
 from sim.fast import bench
+from sim.native.reference import NativeRun
+
+
+def _phases(rps: float) -> Phases:
+    return Phases(granted=1000, setup_s=0.5, loop_s=1000 / rps, results_s=0.1)
+
+
+class FakeLoop:
+    def run(self, *args):
+        return NativeRun(granted=1000, events=3000, loop_s=1000 / 1.8e7)
+
+    def close(self):
+        pass
 
 
 @pytest.fixture
 def rates(monkeypatch):
     monkeypatch.setattr(bench, "first_load_s", lambda: 0.5)
-    monkeypatch.setattr(bench, "fast_rate", lambda d: (4.0e6, 0.1))
-    monkeypatch.setattr(bench, "engine_rate", lambda d: (2.0e5, 0.1))
-    monkeypatch.setattr(bench, "baseline_rate", lambda d: 7.0e4)
+    monkeypatch.setattr(bench, "fast_run", lambda d, loss=0.0: _phases(7.0e6))
+    monkeypatch.setattr(bench, "simpy_run", lambda d: _phases(2.0e5))
+    monkeypatch.setattr(bench, "baseline_rate", lambda d: 1.0e5)
+    monkeypatch.setattr(bench, "native_loop", FakeLoop)
+
+
+def _named(results, start):
+    (found,) = [r for r in results if r.name.startswith(start)]
+    return found
 
 
 def test_targets_met_and_engines_agree(rates, monkeypatch):
@@ -21,20 +41,40 @@ def test_targets_met_and_engines_agree(rates, monkeypatch):
     results = bench.run(quick=True)
     assert all(r.ok for r in results)
     main = results[0]
-    assert main.value == 4.0e6 and main.baseline_value == 7.0e4
-    assert main.speedup == pytest.approx(4.0e6 / 7.0e4)
+    assert main.value == pytest.approx(7.0e6) and main.baseline_value == 1.0e5
+    assert main.speedup == pytest.approx(70.0)
+    assert "39% of the native loop" in main.note
+    assert _named(results, "native C loop").value == pytest.approx(1.8e7)
+    assert _named(results, "fast engine: setup").value == 0.5
+    assert _named(results, "fast engine vs simpy").speedup == pytest.approx(35.0)
+
+
+def test_without_a_compiler_the_native_loop_is_skipped(rates, monkeypatch):
+    monkeypatch.setattr(bench, "check_agreement", lambda: (0.0, []))
+    monkeypatch.setattr(bench, "native_loop", lambda: None)
+    results = bench.run(quick=True)
+    assert "native loop skipped" in results[0].note
+    assert not [r for r in results if r.name.startswith("native")]
 
 
 def test_disagreeing_engines_fail_loudly(rates, monkeypatch):
     monkeypatch.setattr(bench, "check_agreement", lambda: (0.3, ["lossy: engines differ"]))
     results = bench.run(quick=True)
     assert not results[0].ok and "ENGINES DISAGREE" in results[0].note
-    assert not results[2].ok and results[2].value == 0.3
+    agreement = _named(results, "engines agree")
+    assert not agreement.ok and agreement.value == 0.3
 
 
 def test_missing_the_speedup_fails(rates, monkeypatch):
     monkeypatch.setattr(bench, "check_agreement", lambda: (0.0, []))
     monkeypatch.setattr(bench, "baseline_rate", lambda d: 2.0e5)
+    assert not bench.run(quick=True)[0].ok
+
+
+def test_missing_the_rate_fails(rates, monkeypatch):
+    monkeypatch.setattr(bench, "check_agreement", lambda: (0.0, []))
+    monkeypatch.setattr(bench, "fast_run", lambda d, loss=0.0: _phases(5.9e6))
+    monkeypatch.setattr(bench, "baseline_rate", lambda d: 1.0e4)
     assert not bench.run(quick=True)[0].ok
 
 
@@ -48,3 +88,11 @@ def test_disagreement_is_the_largest_relative_difference():
 def test_the_agreement_check_runs_both_engines():
     worst, problems = bench.check_agreement()
     assert problems == [] and worst <= bench.TOLERANCE
+
+
+def test_the_full_run_reports_the_cold_compile_in_cpu_seconds(rates, monkeypatch):
+    monkeypatch.setattr(bench, "check_agreement", lambda: (0.0, []))
+    monkeypatch.setattr(bench, "cold_compile_s", lambda: (120.0, 300.0))
+    compile_row = _named(bench.run(quick=False), "fast engine JIT compile")
+    assert (compile_row.value, compile_row.unit) == (120.0, "CPU s")
+    assert "300 s wall" in compile_row.note
