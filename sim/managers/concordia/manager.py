@@ -131,7 +131,7 @@ class ConcordiaManager:
         """The switch or a home agent answers ``event``; the answer arrives at ``at``."""
         if event.state == WAITING and event.answered_at < 0:
             event.answered_at = at
-        self.engine.call_later(at - self.env._now, self.on_answer, event, granted)
+        self.engine.call_at(at, self.on_answer, event, granted)
 
     def on_answer(self, event: Event, granted: bool) -> None:
         req = event.req
