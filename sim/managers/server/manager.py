@@ -1,7 +1,10 @@
 """The server-centric lock manager (Chung and Zamanian, "Using RDMA for Lock Management",
 section 3): lock servers keep a FIFO queue per lock and grant in order, shared requests
 together while no exclusive holder is in the way. Request, grant and release are one
-message each.
+message each, and the server acknowledges each release with one more ("the corresponding
+request is popped from the queue after the server acknowledges the release request"):
+four messages per lock on the server's CPU. The model's clients do not wait for that
+acknowledgement (the rack's client rules send a release and move on).
 
 The queue rules are the lock server's of :mod:`netlock.lockserver` (a FIFO queue per lock
 with that compatibility rule). What differs is the transport's cost on the server's CPU:
@@ -98,7 +101,8 @@ class ServerCentricManager:
         grants = [self.pending.pop(a.request.txn_id) for a in server.state.process(lreq,
                                                                                   int(now))
                   if a.kind == ActionKind.GRANT]
-        done = server.work(now, 1 + len(grants))
+        acks = 0 if req.op == ACQUIRE else 1
+        done = server.work(now, 1 + acks + len(grants))
         for granted in grants:
             first, second = self.network.hop(), self.network.hop()
             self.granted += 1
