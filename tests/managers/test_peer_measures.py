@@ -60,3 +60,17 @@ def test_the_server_centric_server_handles_four_messages_per_lock(kind):
     messages, granted = sum(stats["server_messages"]), stats["granted"]
     assert granted > 100
     assert 4 * granted - 2 * clients <= messages <= 4 * granted + 2 * clients
+
+
+def test_a_server_centric_client_waits_for_its_releases_acknowledgement():
+    """One client on uncontended locks: each lock costs it two round trips through the ToR
+    (request -> grant, release -> acknowledgement: 2 x 2 x rtt_us), a client-centric CAS
+    one."""
+    alone = dict(workload__clients=1, workload__locks=1000, network__jitter_us=0.0,
+                 clients__machines=10, servers__count=1, sim__duration_s=0.002,
+                 sim__warmup_s=0.0005)
+    rtt = config("micro-exclusive").network.rtt_us
+    per_lock = {kind: 1e6 / simulate(config("micro-exclusive", manager__kind=kind, **alone))
+                .summary["throughput_rps"] for kind in ("server-rdma", "rdma-cas")}
+    assert 4 * rtt <= per_lock["server-rdma"] < 4 * rtt + 3.0
+    assert 2 * rtt <= per_lock["rdma-cas"] < 2 * rtt + 3.0

@@ -3,8 +3,11 @@ section 3): lock servers keep a FIFO queue per lock and grant in order, shared r
 together while no exclusive holder is in the way. Request, grant and release are one
 message each, and the server acknowledges each release with one more ("the corresponding
 request is popped from the queue after the server acknowledges the release request"):
-four messages per lock on the server's CPU. The model's clients do not wait for that
-acknowledgement (the rack's client rules send a release and move on).
+four messages per lock on the server's CPU. The client library blocks on it as on the
+grant (the seed's clients use "blocking read and write"): a client's acquires sent after
+releases leave only when every acknowledgement is back, so a lock costs a client two
+round trips. (A release the network lost is not waited for: its transport's
+retransmission is not modelled.)
 
 The queue rules are the lock server's of :mod:`netlock.lockserver` (a FIFO queue per lock
 with that compatibility rule). What differs is the transport's cost on the server's CPU:
@@ -79,18 +82,47 @@ class ServerCentricManager:
                                Rnic(cfg.manager.rdma) if transport == "rdma" else None)
                         for _ in range(cfg.servers.count)]
         self.pending: dict[int, Req] = {}
+        self.acks_due: dict[int, int] = {}
+        """Per client: releases whose acknowledgement it still waits for."""
+        self.blocked: dict[int, list[Req]] = {}
+        """Per client: acquires it sends once those acknowledgements are back."""
         self.packet_handlers = [self.on_packets]
         self.granted = 0
+        self.acks = 0
 
     def on_packets(self, first: Req) -> None:
         now = self.env._now
         for req in each_packet(first):
+            cid = req.client.cid
+            if req.op == ACQUIRE and self.acks_due.get(cid, 0) > 0:
+                self.blocked.setdefault(cid, []).append(req)
+            elif self.send(req, now) and req.op != ACQUIRE:
+                self.acks_due[cid] = self.acks_due.get(cid, 0) + 1
+
+    def send(self, req: Req, at_tor: float) -> bool:
+        """``req``, at the ToR at ``at_tor``, goes on to its lock server; False if lost."""
+        hop = self.network.hop()
+        if hop < 0:
+            return False
+        server = self.servers[req.lock % len(self.servers)]
+        arrival = server.up.arrival(at_tor + hop)
+        self.engine.call_at(arrival, self.on_message, server, req)
+        return True
+
+    def on_ack(self, client: Any) -> None:
+        """A release's acknowledgement reached ``client`` (after its receive processing);
+        with the last one in, its blocked acquires leave (made now, through its NIC)."""
+        cid = client.cid
+        self.acks_due[cid] -= 1
+        if self.acks_due[cid] > 0:
+            return
+        now = self.env._now
+        leave = now + client.tx_us
+        for req in self.blocked.pop(cid, ()):
+            req.t_created = now
             hop = self.network.hop()
-            if hop < 0:
-                continue
-            server = self.servers[req.lock % len(self.servers)]
-            arrival = server.up.arrival(now + hop)
-            self.engine.call_at(arrival, self.on_message, server, req)
+            if hop >= 0:
+                self.send(req, leave + hop)
 
     def on_message(self, server: Server, req: Req) -> None:
         now = self.env._now
@@ -110,12 +142,17 @@ class ServerCentricManager:
                 granted.source = SERVER
                 t = server.down.arrival(done + first) + second
                 granted.client.receive(granted, t, now)
+        if acks:
+            self.acks += 1
+            t = server.down.arrival(done + self.network.reliable_hop())
+            self.engine.call_at(t + self.network.reliable_hop() + req.client.rx_us,
+                                self.on_ack, req.client)
 
     def start(self) -> None:
         """No control plane: the design has no leases."""
 
     def stats(self) -> dict[str, Any]:
-        return {"granted": self.granted,
+        return {"granted": self.granted, "acks": self.acks,
                 "server_messages": [s.messages for s in self.servers],
                 "server_busy_us": [s.busy_us for s in self.servers],
                 "lost_packets": self.network.lost}
