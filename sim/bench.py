@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from netlock.bench import BenchResult
 from netlock.config import Config, config_from_dict
-from sim import model as simpy_model
 from sim.baseline import run_baseline
+from sim.core.pilot import forget_pilots
 from sim.model import build
 from sim.simulate import summarise
 
@@ -97,7 +97,7 @@ def simpy_run(duration_s: float) -> Phases:
     """One timed run of the simpy engine."""
     cfg = micro_config(duration_s)
     return timed_phases(lambda: build(cfg), lambda m: m.run(), lambda m: summarise(m, 0.0).summary,
-                        simpy_model._PILOTS.clear)
+                        forget_pilots)
 
 
 def baseline_rate(duration_s: float) -> float:

@@ -1,6 +1,6 @@
 """Commands contributed by ``sim``: ``netlock sim`` (one run), ``netlock sweep`` (a grid),
 ``netlock plot`` (the figures of one run), ``netlock paper`` (a figure of the paper) and
-``netlock trace gen`` (a synthetic trace, :mod:`sim.workloads.cli`)."""
+``netlock trace gen`` (a synthetic trace, :mod:`sim.trace_cli`)."""
 
 from __future__ import annotations
 
@@ -243,7 +243,7 @@ def plot_command(
 def register(app: typer.Typer) -> None:
     """Add ``sim``, ``sweep``, ``plot``, ``paper`` and ``trace`` to the ``netlock`` app."""
     from sim.paper.cli import register as register_paper
-    from sim.workloads.cli import register as register_trace
+    from sim.trace_cli import register as register_trace
 
     app.command("sim")(sim_command)
     app.command("sweep")(sweep_command)

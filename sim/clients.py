@@ -47,9 +47,10 @@ from netlock.client import (
     backoff_slots,
     grant_verdict,
 )
+from sim.core.parts import nic_shares_rps
 from sim.engine import ACQUIRE, RELEASE, Engine, Req
-from sim.metrics import Recorder
 from sim.network import Machine, Network
+from sim.recorder import Recorder
 from sim.workloads.base import Workload
 
 TXN_BATCH = 512
@@ -585,10 +586,8 @@ class Client:
 
 
 def client_machines(n_clients: int, n_machines: int, rate_rps: float) -> list[Machine]:
-    """Each client's NIC share: clients are spread round-robin over the machines and a
-    machine's ``rate_rps`` is split evenly among the client processes it runs."""
-    per_machine = [len(range(m, n_clients, n_machines)) for m in range(n_machines)]
-    return [Machine(rate_rps / per_machine[c % n_machines]) for c in range(n_clients)]
+    """Each client's NIC share (:func:`sim.core.parts.nic_shares_rps`)."""
+    return [Machine(rate) for rate in nic_shares_rps(n_clients, n_machines, rate_rps)]
 
 
 def make_clients(rack: Rack, workload: Workload, params: ClientParams,

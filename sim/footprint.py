@@ -13,7 +13,7 @@ with their shapes taken from the engines' own constants, so that ``netlock confi
   transactions plus the Python objects of a client (its process, random generator and
   machine), measured at about 20 KB;
 - per lock of the microbenchmark: its popularity and the plan's columns over every lock it
-  can draw (:func:`sim.allocation.every_lock`, about 13 eight-byte columns), plus the Zipf
+  can draw (:func:`sim.core.allocation.every_lock`, about 13 eight-byte columns), plus the Zipf
   sampler's cumulative distribution (two eight-byte columns while it is built);
 - per switch slot: the data plane's register arrays (:mod:`netlock.dataplane.layout`).
 
@@ -29,8 +29,8 @@ from netlock.dataplane.layout import N_LOCK_COLS, N_OUT_COLS, N_REGION_COLS, N_S
 from netlock.lockserver.layout import N_LK, N_NODE, N_Q
 from netlock.memory import Need
 from sim.clients import TXN_BATCH
+from sim.core.metrics import TXN_DTYPE, USE_DTYPE
 from sim.fast.state import N_CF, N_CI, N_RF, N_RI, txn_batch
-from sim.metrics import TXN_DTYPE, USE_DTYPE
 
 WORD = 8
 SIMPY_CLIENT_OBJECT_BYTES = 20_000

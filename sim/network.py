@@ -3,8 +3,9 @@
 A hop is one link traversal through the ToR (client -> switch, switch -> lock server, ...).
 Its delay is half the client-switch-client round trip plus normal noise of standard
 deviation ``jitter_us`` (clipped at zero); every hop independently loses the packet with
-probability ``loss``. Draws are made in blocks from a numpy generator and handed out as
-Python floats, a lost packet being encoded as a negative delay, so a hop costs one list pop.
+probability ``loss``. Draws are made in blocks from a numpy generator (:mod:`sim.core.draws`,
+as the fast engine draws them) and handed out as Python floats, a lost packet being encoded
+as a negative delay, so a hop costs one list pop.
 
 Each direction of each cable is a :class:`Link`: packets on it arrive in the order they were
 sent (noise never reorders a cable). The switch and the lock servers keep the overflow
@@ -28,9 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-BLOCK = 1 << 15
-FAULT_STREAM = 2
-"""The fault stream's key beside the run's seed (``SeedSequence([seed, FAULT_STREAM])``)."""
+from sim.core.draws import BLOCK, draw_faults, draw_hops
 
 
 class Network:
@@ -50,11 +49,8 @@ class Network:
         empty) and must then count a negative draw in ``lost`` themselves."""
 
     def _refill(self) -> None:
-        delay = np.full(BLOCK, self.half_rtt_us)
-        if self.jitter_us > 0:
-            delay = np.maximum(delay + self.rng.normal(0.0, self.jitter_us, BLOCK), 0.0)
-        if self.loss > 0:
-            delay[self.rng.random(BLOCK) < self.loss] = -1.0
+        delay = np.empty(BLOCK)
+        draw_hops(self.rng, self.half_rtt_us, self.jitter_us, self.loss, delay)
         self.block.extend(delay[::-1].tolist())
 
     def _draw(self) -> float:
@@ -89,23 +85,6 @@ class Network:
     def reliable_path(self, hops: int) -> float:
         """Delay of ``hops`` hops for traffic the model does not subject to loss (data reads)."""
         return sum(self.reliable_hop() for _ in range(hops))
-
-
-def fault_rng(seed_key: object) -> np.random.Generator:
-    """The fault stream of a run seeded by ``seed_key`` (an int or a list of ints)."""
-    return np.random.default_rng([*np.atleast_1d(np.asarray(seed_key, dtype=np.int64)).tolist(),
-                                  FAULT_STREAM])
-
-
-def draw_faults(rng: np.random.Generator, duplicate: float, reorder: float,
-                reorder_delay_us: float, copy: np.ndarray, extra: np.ndarray) -> None:
-    """Fill ``copy`` (1 = duplicate the packet) and ``extra`` (a reordered packet's extra
-    delay in us, 0 = in order) for one block of packets: duplication draws, then reordering
-    draws, then the extra delays."""
-    n = len(copy)
-    copy[:] = rng.random(n) < duplicate
-    late = rng.random(n) < reorder
-    extra[:] = np.where(late, rng.exponential(reorder_delay_us, n), 0.0)
 
 
 class Faults:

@@ -1,15 +1,15 @@
 """``run_engine(config) -> SimResult``: one run on the engine the config (or the caller) names.
 
 It sits above both engines: the simpy engine (:mod:`sim.simulate`) and the fast engine
-(:mod:`sim.fast.simulate`, which summarises its runs with the simpy side's
-:func:`sim.simulate.result_of`). The fast engine loads numba, so it is imported on use.
+(:mod:`sim.fast.simulate`); both summarise their runs with :func:`sim.core.result.result_of`.
+The fast engine loads numba, so it is imported on use.
 """
 
 from __future__ import annotations
 
 from netlock.config import Config
-from sim.model import Progress
-from sim.simulate import SimResult, simulate
+from sim.core.result import Progress, SimResult
+from sim.simulate import simulate
 
 
 def run_engine(config: Config, engine: str | None = None,

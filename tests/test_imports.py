@@ -6,6 +6,10 @@ it, never above; and no module, through any chain, imports itself. Every import 
 module level, inside functions, and under ``TYPE_CHECKING`` (a type-only arrow is still an
 arrow a reader has to follow). ``from package import name`` is an arrow to the submodule
 ``package.name`` when there is one, else to the package's ``__init__``.
+
+Inside ``sim``, the two engines stand on one engine-neutral layer (``NEUTRAL``: ``sim.core``
+and the workload generators ``sim.workloads``), which imports nothing else of ``sim``; the
+fast engine imports only that layer, ``netlock`` and itself.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("netlock", "planner", "sim", "hwrunner")
 ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 """Cycles known and accepted, each with its reason; any other cycle fails the test."""
+NEUTRAL = ("sim.core", "sim.workloads")
+"""The engine-neutral layer under both simulation engines."""
+FAST = "sim.fast"
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,17 @@ def upward(found: list[Arrow], layers: tuple[str, ...]) -> list[Arrow]:
             if rank[a.target.split(".")[0]] > rank[a.source.split(".")[0]]]
 
 
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def outside(found: list[Arrow], sources: tuple[str, ...],
+            allowed: tuple[str, ...]) -> list[Arrow]:
+    """Arrows from a module of ``sources`` to a module of none of ``allowed``."""
+    return [a for a in found
+            if _within(a.source, sources) and not _within(a.target, allowed)]
+
+
 def _describe(component: frozenset[str], found: list[Arrow]) -> str:
     inside = [f"    {a.source} -> {a.target} ({a.where})" for a in found
               if a.source in component and a.target in component]
@@ -160,6 +178,25 @@ def test_every_arrow_points_down_the_layers(graph: list[Arrow]) -> None:
     assert not wrong, "imports from a lower layer to a higher one (netlock <- planner <- " \
         "sim <- hwrunner):\n" + "\n".join(f"  {a.source} -> {a.target} ({a.where})"
                                           for a in wrong)
+
+
+def _listed(wrong: list[Arrow]) -> str:
+    return "\n".join(f"  {a.source} -> {a.target} ({a.where})" for a in wrong)
+
+
+def test_the_neutral_layer_imports_no_engine(graph: list[Arrow]) -> None:
+    """``sim.core`` and ``sim.workloads`` import only ``netlock``, ``planner`` and each
+    other: nothing of either engine (``sim.model``, ``sim.clients``, ``sim.engine``,
+    ``sim.managers``, ``sim.fast``, ...), nor anything that could lead to one."""
+    wrong = outside(graph, NEUTRAL, ("netlock", "planner", *NEUTRAL))
+    assert not wrong, "the engine-neutral layer imports above itself:\n" + _listed(wrong)
+
+
+def test_the_fast_engine_imports_only_the_neutral_layer_and_netlock(
+        graph: list[Arrow]) -> None:
+    wrong = outside(graph, (FAST,), ("netlock", FAST, *NEUTRAL))
+    assert not wrong, "the fast engine imports beyond netlock and the engine-neutral " \
+        "layer:\n" + _listed(wrong)
 
 
 def test_production_code_does_not_import_the_tests() -> None:
@@ -199,3 +236,20 @@ def test_the_checker_finds_an_upward_arrow(tmp_path: Path) -> None:
     })
     wrong = upward(arrows(known, tmp_path), ("low", "high"))
     assert [(a.source, a.target) for a in wrong] == [("low.a", "high.b")]
+
+
+def test_the_checker_finds_an_arrow_out_of_a_layer(tmp_path: Path) -> None:
+    known = _tree(tmp_path, {
+        "low/__init__.py": "",
+        "high/__init__.py": "", "high/core/__init__.py": "", "high/core/a.py": "import low\n",
+        "high/core/b.py": "def f():\n    from high.engine import run\n",
+        "high/engine.py": "from high.core import a\n",
+        "high/fast/__init__.py": "",
+        "high/fast/c.py": "from ..core import b\nfrom .. import engine\n",
+    })
+    found = arrows(known, tmp_path)
+    assert [(a.source, a.target) for a in outside(found, ("high.core",), ("low", "high.core"))] \
+        == [("high.core.b", "high.engine")]
+    assert [(a.source, a.target) for a in outside(found, ("high.fast",),
+                                                  ("low", "high.fast", "high.core"))] \
+        == [("high.fast.c", "high.engine")]

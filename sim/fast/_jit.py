@@ -53,8 +53,7 @@ def inlined(func: F) -> F:
     return fast_jit_inline(getattr(func, "py_func", func))
 
 
-COMPILED_MODULES = ("_jit", "heap", "state", "records", "clients", "rack", "loop", "safety",
-                    "prefetch")
+COMPILED_MODULES = ("_jit", "heap", "state", "records", "clients", "rack", "loop", "prefetch")
 
 
 def engine_sources() -> list[Path]:

@@ -24,8 +24,11 @@ from netlock.errors import ConfigError
 from netlock.lockserver.hashmap import build_map
 from netlock.lockserver.layout import ensure_room, new_server_state
 from netlock.plan import Plan
-from sim.allocation import CoarseWorkload, Partition
-from sim.clients import client_machines
+from sim.core.allocation import CoarseWorkload, Partition
+from sim.core.draws import BLOCK, draw_faults, draw_hops, fault_rng
+from sim.core.metrics import HANDBACK_DTYPE, TXN_DTYPE, USE_DTYPE
+from sim.core.parts import client_workload, nic_shares_rps, switch_dataplane
+from sim.core.spec import RunSpec, run_spec
 from sim.fast import chunks
 from sim.fast import clients as fclients
 from sim.fast import heap as fheap
@@ -92,16 +95,11 @@ from sim.fast.state import (
     new_pool,
     txn_batch,
 )
-from sim.managers.netlock.manager import switch_dataplane
-from sim.metrics import HANDBACK_DTYPE, TXN_DTYPE, USE_DTYPE
-from sim.model import client_workload
-from sim.network import BLOCK, draw_faults, fault_rng
-from sim.spec import run_spec
 from sim.workloads import Workload
 
 BURST_US = 0.1
 HOP_BLOCKS = 32
-"""Hop delays kept drawn ahead, in blocks of ``sim.network.BLOCK``."""
+"""Hop delays kept drawn ahead, in blocks of ``sim.core.draws.BLOCK``."""
 DENSE_TABLE = 1 << 22
 """Lock ids below this (and below the workload's lock count) are looked up in an array."""
 ROW_CHUNK = 1 << 17
@@ -283,40 +281,22 @@ class FastModel:
     # --- results ------------------------------------------------------------------------------
 
     def requests_frame(self) -> pd.DataFrame:
-        """Granted requests, typed as :meth:`sim.metrics.Recorder.requests_frame` types them."""
+        """Granted requests, typed as :meth:`sim.recorder.Recorder.requests_frame` types them."""
         return pd.DataFrame(self._rows(self.use_chunks, self.rack.uses, K_USES))
 
     def txns_frame(self) -> pd.DataFrame:
-        """Committed transactions, typed as :meth:`sim.metrics.Recorder.txns_frame` types
+        """Committed transactions, typed as :meth:`sim.recorder.Recorder.txns_frame` types
         them."""
         return pd.DataFrame(self._rows(self.txn_chunks, self.rack.txns, K_TXNS))
 
     def handbacks_frame(self) -> pd.DataFrame:
-        """Stale grants, typed as :meth:`sim.metrics.Recorder.handbacks_frame` types them."""
+        """Stale grants, typed as :meth:`sim.recorder.Recorder.handbacks_frame` types them."""
         return pd.DataFrame(self._rows(self.handback_chunks, self.rack.handbacks, K_HANDBACKS))
 
 
-def draw_hops(rng: np.random.Generator, half_rtt_us: float, jitter_us: float, loss: float,
-              out: np.ndarray) -> None:
-    """Fill ``out`` with hop delays drawn as :class:`sim.network.Network` draws them (block
-    by block when packets can be lost, as the loss draws follow each block's delays)."""
-    step = BLOCK if loss > 0 else max(len(out), 1)
-    for at in range(0, len(out), step):
-        block = out[at:at + step]
-        if jitter_us > 0:
-            rng.standard_normal(out=block)
-            block *= jitter_us
-            block += half_rtt_us
-            np.maximum(block, 0.0, out=block)
-        else:
-            block[:] = half_rtt_us
-        if loss > 0:
-            block[rng.random(len(block)) < loss] = -1.0
-
-
 def new_switch(config: Config, plan: Plan) -> SwitchDataPlane:
-    """The simpy engine's switch (:func:`sim.managers.netlock.manager.switch_dataplane`),
-    with the plan installed."""
+    """The switch both engines build (:func:`sim.core.parts.switch_dataplane`), with the
+    plan installed."""
     dp = switch_dataplane(config)
     e = plan.entries
     if len(e.lock_id):
@@ -331,114 +311,157 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     No randomness is drawn yet: the hop delays and every client's transactions are flagged
     as used up, so the first :meth:`FastModel.advance` draws them (a run's cost includes
     drawing its workload, as the plain simpy baseline's does)."""
-    wl = config.workload
-    n = wl.clients
-    streams = np.random.SeedSequence(seed_key).spawn(3 + n)
+    streams = np.random.SeedSequence(seed_key).spawn(3 + config.workload.clients)
     net_rng, start_rng, _probe_rng = (np.random.default_rng(s) for s in streams[:3])
     workload = client_workload(config)
     longest = max_locks(workload)
-    tenant_of = {t.id: t for t in config.tenants}
-    tenants = list(config.client_tenants)
     spec = run_spec(config)
-    fetch_hops = spec.fetch_hops
-    dp = new_switch(config, plan)
-    resident = np.array(dp.resident_locks, dtype=np.int64)
-    index = dp.lock_indices(resident)
-    dense = min(workload.n_locks, DENSE_TABLE)
-    table_dense = np.full(dense, -1, dtype=np.int64)
-    low = resident < dense
-    table_dense[resident[low]] = index[low]
-    table_keys, table_values = build_map(resident[~low], index[~low])
-    servers = config.servers
-    per_request = n * (longest + 2)
-    room_requests = 4 * per_request + 256
+    pi = int_params(config, spec, partition, longest)
+    rack = Rack(**switch_arrays(config, plan, workload.n_locks),
+                **server_arrays(config, partition, pi), **client_arrays(config, spec, longest),
+                **event_arrays(config, pi, longest), pf=float_params(config, spec), pi=pi)
+    model = FastModel(config=config, rack=rack, workload=workload,
+                      client_rngs=[np.random.default_rng(s) for s in streams[3:]],
+                      net_rng=net_rng, fault_rng=fault_rng(seed_key),
+                      txn_batch=txn_batch(longest), plan=plan, hold_us=hold_us)
+    schedule_start(rack, config, start_rng)
+    return model
+
+
+def float_params(config: Config, spec: RunSpec) -> np.ndarray:
+    """The rack's float parameters (``P_*``: us, except the gaps derived from rates)."""
+    wl, cl, sw = config.workload, config.clients, config.switch
     pf = np.zeros(N_PF)
     pf[P_HALF_RTT] = config.network.rtt_us / 2.0
-    pf[P_PASS_US] = config.switch.pass_us
-    pf[P_PASS_GAP] = 1e6 / config.switch.rate_pps
+    pf[P_PASS_US] = sw.pass_us
+    pf[P_PASS_GAP] = 1e6 / sw.rate_pps
     pf[P_THINK] = wl.think_time_us
     pf[P_LEASE_CLIENT] = spec.client_lease_us
-    pf[P_TIMEOUT] = config.clients.timeout_us
-    pf[P_BACKOFF_SLOT] = config.clients.backoff_slot_us
-    pf[P_GAP_PER_LOCK] = 1e6 / wl.rate_rps if wl.rate_rps > 0 else 0.0
+    pf[P_TIMEOUT] = cl.timeout_us
+    pf[P_BACKOFF_SLOT] = cl.backoff_slot_us
+    pf[P_GAP_PER_LOCK] = spec.gap_per_lock_us
     pf[P_SWEEP] = config.lease.sweep_us
-    pf[P_QUOTA_WINDOW] = config.switch.quota_window_us
-    pf[P_SERVICE_US] = servers.packet_us
+    pf[P_QUOTA_WINDOW] = sw.quota_window_us
+    pf[P_SERVICE_US] = config.servers.packet_us
     pf[P_BURST] = BURST_US
-    pf[P_TX] = config.clients.tx_us
-    pf[P_RX] = config.clients.rx_us
-    pi = np.zeros(N_PI, dtype=np.int64)
-    instant = wl.think_time_us <= 0 and fetch_hops == 0
-    net = config.network
+    pf[P_TX] = cl.tx_us
+    pf[P_RX] = cl.rx_us
+    return pf
+
+
+def int_params(config: Config, spec: RunSpec, partition: Partition,
+               longest: int) -> np.ndarray:
+    """The rack's integer parameters (``I_*``): flags, counts, and the room the Python side
+    keeps ahead of the loop (sized by the requests ``longest``-lock transactions can have
+    in flight)."""
+    n, net, servers = config.workload.clients, config.network, config.servers
+    per_request = n * (longest + 2)
+    instant = config.workload.think_time_us <= 0 and spec.fetch_hops == 0
     faulty = net.duplicate > 0 or net.reorder > 0
+    pi = np.zeros(N_PI, dtype=np.int64)
     pi[I_LOSSY] = int(net.loss > 0 or faulty)
     pi[I_FAULTY] = int(faulty)
-    pi[I_FETCH_HOPS] = fetch_hops
+    pi[I_FETCH_HOPS] = spec.fetch_hops
     pi[I_EXTRA_HOPS] = spec.grant_extra_hops
     pi[I_SERVERS] = servers.count
     pi[I_LEASE_MGR] = round(config.lease.us)
     pi[I_INSTANT] = int(instant)
-    pi[I_FAST] = int(instant and pf[P_GAP_PER_LOCK] <= 0)
+    pi[I_FAST] = int(instant and spec.gap_per_lock_us <= 0)
     pi[I_PART_RANGE] = int(partition.his is not None)
     pi[I_CORES] = servers.cores
     pi[I_ROOM_HOPS] = 16 * per_request + 4096
-    pi[I_ROOM_REQUESTS] = room_requests
+    pi[I_ROOM_REQUESTS] = 4 * per_request + 256
     pi[I_ROOM_ROWS] = fclients.uses_per_event(n, longest)
     pi[I_ROOM_LOCKS] = per_request + 64
     pi[I_SEED] = config.sim.seed
     pi[I_BACKOFF_SLOTS] = config.clients.backoff_slots
-    ri, rf, free = new_pool(2 * room_requests)
-    cnt = np.zeros(N_CNT, dtype=np.int64)
-    cnt[K_FREE] = len(free)
+    return pi
+
+
+def switch_arrays(config: Config, plan: Plan, n_locks: int) -> dict[str, np.ndarray]:
+    """The switch's registers with the plan installed, and its lock table: an array for lock
+    ids below ``DENSE_TABLE``, a hash map for the others."""
+    dp = new_switch(config, plan)
+    resident = np.array(dp.resident_locks, dtype=np.int64)
+    index = dp.lock_indices(resident)
+    dense = min(n_locks, DENSE_TABLE)
+    table_dense = np.full(dense, -1, dtype=np.int64)
+    low = resident < dense
+    table_dense[resident[low]] = index[low]
+    table_keys, table_values = build_map(resident[~low], index[~low])
+    locks, regions, slots, tenants, ctl, _trace, out = dp.arrays()
+    return {"sw_locks": locks, "sw_regions": regions, "sw_slots": slots, "sw_tenants": tenants,
+            "sw_ctl": ctl, "sw_out": out, "table_dense": table_dense,
+            "table_keys": table_keys, "table_values": table_values, "sw_f": np.zeros(1),
+            "sw_drops": np.zeros(8, dtype=np.int64)}
+
+
+def server_arrays(config: Config, partition: Partition,
+                  pi: np.ndarray) -> dict[str, np.ndarray]:
+    """The lock servers' state, CPU cores and counters, and the partition of lock ids."""
+    servers = config.servers
+    count = max(servers.count, 1)
+    return {"srv": new_server_state(servers.count, config.geometry.priorities,
+                                    locks=4 * pi[I_ROOM_LOCKS],
+                                    nodes=2 * int(pi[I_ROOM_REQUESTS])),
+            "core_free": np.zeros((count, servers.cores)), "srv_f": np.zeros((count, 3)),
+            "srv_packets": np.zeros(count, dtype=np.int64),
+            "part_his": np.asarray(partition.his or [0], dtype=np.int64),
+            "part_owners": np.asarray(partition.owners or [0], dtype=np.int64)}
+
+
+def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.ndarray]:
+    """Each client's tenant, priority and NIC gap, and room for its locks and its batch of
+    transactions."""
+    n, cl = config.workload.clients, config.clients
     ci = np.zeros((n, N_CI), dtype=np.int64)
-    ci[:, CI_TENANT] = tenants
-    ci[:, CI_PRIORITY] = [tenant_of[t].priority for t in tenants]
+    ci[:, CI_TENANT] = list(config.client_tenants)
+    ci[:, CI_PRIORITY] = spec.priorities
     cf = np.zeros((n, N_CF))
-    cf[:, CF_GAP] = [m.gap_us for m in client_machines(n, config.clients.machines,
-                                                       config.clients.rate_rps)]
+    cf[:, CF_GAP] = [1e6 / rate for rate in nic_shares_rps(n, cl.machines, cl.rate_rps)]
     cf[:, CF_DEADLINE] = math.inf
     cf[:, CF_TIMER_AT] = math.inf
     batch = txn_batch(longest)
-    rows = max(ROW_CHUNK, fclients.uses_per_event(n, longest))
-    locks, regions, slots, sw_tenants, ctl, _trace, out = dp.arrays()
-    rack = Rack(
-        sw_locks=locks, sw_regions=regions, sw_slots=slots, sw_tenants=sw_tenants, sw_ctl=ctl,
-        sw_out=out, table_dense=table_dense, table_keys=table_keys, table_values=table_values,
-        sw_f=np.zeros(1), sw_drops=np.zeros(8, dtype=np.int64),
-        srv=new_server_state(servers.count, config.geometry.priorities,
-                             locks=4 * pi[I_ROOM_LOCKS], nodes=2 * room_requests),
-        core_free=np.zeros((max(servers.count, 1), servers.cores)),
-        srv_f=np.zeros((max(servers.count, 1), 3)),
-        srv_packets=np.zeros(max(servers.count, 1), dtype=np.int64),
-        part_his=np.asarray(partition.his or [0], dtype=np.int64),
-        part_owners=np.asarray(partition.owners or [0], dtype=np.int64),
-        ri=ri, rf=rf, free=free, ci=ci, cf=cf,
-        held=np.zeros((n, longest), dtype=np.int64),
-        cur_lock=np.zeros((n, longest), dtype=np.int64),
-        cur_mode=np.zeros((n, longest), dtype=np.int64),
-        tx_lock=np.zeros((n, batch * longest), dtype=np.int64),
-        tx_mode=np.zeros((n, batch * longest), dtype=np.int8),
-        tx_size=np.zeros((n, batch), dtype=np.int32),
-        hops=np.empty(max(HOP_BLOCKS, 2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK),
-        faults=np.zeros(((2 * pi[I_ROOM_HOPS] // BLOCK + 2) * BLOCK if faulty else 0, 2)),
-        heap=fheap.new_heap(2 * room_requests), uses=chunks.take(rows, USE_DTYPE),
-        txns=chunks.take(rows, TXN_DTYPE), handbacks=chunks.take(rows, HANDBACK_DTYPE),
-        burst=np.zeros(2 * longest + 2, dtype=np.int64),
-        pf=pf, pi=pi, cnt=cnt)
-    model = FastModel(config=config, rack=rack, workload=workload,
-                      client_rngs=[np.random.default_rng(s) for s in streams[3:]],
-                      net_rng=net_rng, fault_rng=fault_rng(seed_key), txn_batch=batch,
-                      plan=plan, hold_us=hold_us)
+    return {"ci": ci, "cf": cf, "held": np.zeros((n, longest), dtype=np.int64),
+            "cur_lock": np.zeros((n, longest), dtype=np.int64),
+            "cur_mode": np.zeros((n, longest), dtype=np.int64),
+            "tx_lock": np.zeros((n, batch * longest), dtype=np.int64),
+            "tx_mode": np.zeros((n, batch * longest), dtype=np.int8),
+            "tx_size": np.zeros((n, batch), dtype=np.int32),
+            "burst": np.zeros(2 * longest + 2, dtype=np.int64)}
+
+
+def event_arrays(config: Config, pi: np.ndarray, longest: int) -> dict[str, np.ndarray]:
+    """The request pool, event heap, counters, drawn randomness and recorder chunks."""
+    room = int(pi[I_ROOM_REQUESTS])
+    ri, rf, free = new_pool(2 * room)
+    cnt = np.zeros(N_CNT, dtype=np.int64)
+    cnt[K_FREE] = len(free)
+    drawn = 2 * pi[I_ROOM_HOPS] // BLOCK + 2
+    rows = max(ROW_CHUNK, fclients.uses_per_event(config.workload.clients, longest))
+    return {"ri": ri, "rf": rf, "free": free, "cnt": cnt,
+            "hops": np.empty(max(HOP_BLOCKS, drawn) * BLOCK),
+            "faults": np.zeros((drawn * BLOCK if pi[I_FAULTY] else 0, 2)),
+            "heap": fheap.new_heap(2 * room), "uses": chunks.take(rows, USE_DTYPE),
+            "txns": chunks.take(rows, TXN_DTYPE), "handbacks": chunks.take(rows, HANDBACK_DTYPE)}
+
+
+def schedule_start(rack: Rack, config: Config, start_rng: np.random.Generator) -> None:
+    """Flag the drawn randomness as used up and schedule each client's start (its tenant's
+    start plus a random phase within half a round trip), the first lease sweep and, with
+    quotas, the first quota window."""
+    n = config.workload.clients
     rack.cnt[K_HOP] = len(rack.hops)
     rack.cnt[K_FAULT] = len(rack.faults)
     rack.ci[:, CI_NEED] = 1
     rack.cnt[K_NEED_TXN] = n
+    start_s = {t.id: t.start_s for t in config.tenants}
     phase = start_rng.uniform(0.0, config.network.rtt_us / 2.0, n)
-    for c, offset in enumerate(phase.tolist()):
-        start = tenant_of[tenants[c]].start_s * 1e6 + offset
+    for c, (tenant, offset) in enumerate(zip(config.client_tenants, phase.tolist(),
+                                             strict=True)):
+        start = start_s[tenant] * 1e6 + offset
         rack.cf[c, CF_NEXT_START] = start
         fheap.push(rack.heap, start, E_BEGIN, c, 0)
     fheap.push(rack.heap, config.lease.sweep_us, E_SWEEP, 0, 0)
     if any(t.quota_rps > 0 for t in config.tenants):
         fheap.push(rack.heap, config.switch.quota_window_us, E_QUOTA, 0, 0)
-    return model

@@ -1,32 +1,26 @@
-"""``simulate_fast(config) -> SimResult``: one run of the fast engine, summarised exactly as
-:func:`sim.simulate.simulate` summarises the simpy engine (same keys, ``engine`` = ``fast``).
+"""``simulate_fast(config) -> SimResult``: one run of the fast engine, summarised as the
+simpy engine's runs are (:func:`sim.core.result.result_of`: same keys, ``engine`` =
+``fast``).
 
-The plan comes from the same procedure as :func:`sim.model.build`: a synthetic warm-up
-trace, then (with switch slots and lock servers) a pilot run of the same rack with every
-lock on the lock servers, here on the fast engine, then Algorithm 3 or random allocation
-(:mod:`sim.allocation`). A given ``plan`` and ``partition`` skip that step (differential
-tests run both engines on one plan).
+The plan comes from the same procedure as the simpy engine's (:func:`sim.core.pilot.make_plan`),
+its pilot run here on the fast engine. A given ``plan`` and ``partition`` skip that step
+(differential tests run both engines on one plan).
 """
 
 from __future__ import annotations
 
 import time
-
-import numpy as np
+from functools import partial
 
 from netlock.config import Config
 from netlock.lockserver.layout import CN_EXPIRED
 from netlock.plan import Plan
-from sim.allocation import (
-    Partition,
-    Warmup,
-    plan_from_trace,
-    trace_from_uses,
-    warmup_trace,
-)
+from sim.core.allocation import Partition
+from sim.core.pilot import make_plan
+from sim.core.result import Progress, SimResult, result_of
+from sim.core.spec import run_spec
 from sim.fast.heap import Q_SEQ
 from sim.fast.model import FastModel, assemble, check_supported
-from sim.fast.safety import count_violations
 from sim.fast.state import (
     K_COPIES,
     K_IGNORED,
@@ -39,23 +33,9 @@ from sim.fast.state import (
     K_SWITCH_EXPIRED,
     SF_BUSY,
 )
-from sim.model import (
-    PILOT_MAX_US,
-    PILOT_REQUESTS,
-    PILOT_STEP_US,
-    PILOT_STREAM,
-    PILOT_TXNS_PER_CLIENT,
-    Progress,
-    client_workload,
-    pilot_key,
-    plan_from_file,
-)
-from sim.simulate import SimResult, result_of
-from sim.spec import RunSpec, run_spec
 
 ENGINE = "fast"
 PROGRESS_STEPS = 50
-_PILOTS: dict[str, Warmup] = {}
 
 
 def simulate_fast(config: Config, plan: Plan | None = None,
@@ -82,56 +62,18 @@ def simulate_fast(config: Config, plan: Plan | None = None,
 
 def build(config: Config, plan: Plan | None = None,
           partition: Partition | None = None) -> FastModel:
-    """The fast model of ``config``; its plan made as :func:`sim.model.build` makes it
-    unless one is given."""
+    """The fast model of ``config``; its plan made by :func:`sim.core.pilot.make_plan`, the
+    pilot run on this engine, unless one is given."""
     check_supported(config)
     spec = run_spec(config)
     if plan is None or partition is None:
-        plan, partition = make_plan(config, spec)
+        pilot = partial(assemble, config, hold_us=spec.hold_us)
+        plan, partition = make_plan(config, spec, pilot, ENGINE)
     return assemble(config, plan, partition, seed_key=config.sim.seed, hold_us=spec.hold_us)
 
 
-def make_plan(config: Config, spec: RunSpec) -> tuple[Plan, Partition]:
-    """The plan named by ``policy.plan``, else one made as :func:`sim.model.build` makes it."""
-    if config.policy.plan:
-        return plan_from_file(config)
-    priorities = list(spec.priorities)
-    plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
-    trace = warmup_trace(client_workload(config), config, priorities, spec.fetch_hops,
-                         plan_rng)
-    if config.switch.slots > 0 and config.servers.count > 0:
-        trace = pilot_trace(config, trace, priorities, spec.hold_us)
-    return plan_from_trace(trace, config, spec.hold_us)
-
-
-def pilot_trace(config: Config, synthetic: Warmup, priorities: list[int],
-                hold_us: float) -> Warmup:
-    """:func:`sim.model.pilot_trace` on the fast engine (same stopping rule, same cache
-    key: runs differing only in switch memory or policy share their pilot)."""
-    key = pilot_key(config)
-    trace = _PILOTS.get(key)
-    if trace is None:
-        servers_only = plan_from_trace(synthetic, config, hold_us, slots=0)
-        pilot = assemble(config, *servers_only, seed_key=[config.sim.seed, PILOT_STREAM],
-                         hold_us=hold_us)
-        wanted = PILOT_TXNS_PER_CLIENT * config.workload.clients
-        until = max(config.sim.warmup_s * 1e6, PILOT_STEP_US)
-        pilot.advance(until)
-        while ((pilot.committed < wanted or pilot.granted < PILOT_REQUESTS)
-               and until < PILOT_MAX_US):
-            until += PILOT_STEP_US
-            pilot.advance(until)
-        requests = pilot.requests_frame()
-        trace = trace_from_uses(requests, priorities) if len(requests) else synthetic
-        _PILOTS.clear()
-        _PILOTS[key] = trace
-    return trace
-
-
 def summarise(model: FastModel, wall_s: float) -> SimResult:
-    """The result of a finished run, with the keys of :func:`sim.simulate.summarise`; its
-    safety checker is the compiled one (:mod:`sim.fast.safety`, tested against
-    :mod:`sim.safety`), 2-3x faster on millions of uses."""
+    """The result of a finished run (:func:`sim.core.result.result_of`)."""
     r = model.rack
     servers = model.config.servers.count
     manager = {
@@ -151,5 +93,4 @@ def summarise(model: FastModel, wall_s: float) -> SimResult:
                      events=int(r.heap.cnt[Q_SEQ]), stale_grants=int(r.cnt[K_STALE]),
                      ignored_grants=int(r.cnt[K_IGNORED]),
                      hold_us=model.hold_us, plan=model.plan, manager=manager,
-                     open_waits=model.open_waits, handbacks=model.handbacks_frame(),
-                     violations_of=count_violations)
+                     open_waits=model.open_waits, handbacks=model.handbacks_frame())

@@ -15,9 +15,9 @@ One :class:`Rack` (a named tuple of numpy arrays, passed whole to compiled code)
   batches from the workload (``tx_*``);
 - the network's pre-drawn hop delays (negative = lost) and faults (``faults[k]``: copy
   flag, extra delay of a held-back packet; :class:`sim.network.Faults`), the event heap,
-  the recorder's rows (records of :data:`sim.metrics.USE_DTYPE`,
-  :data:`sim.metrics.TXN_DTYPE` and :data:`sim.metrics.HANDBACK_DTYPE`, written in place of
-  the result: no row is copied), and
+  the recorder's rows (records of :data:`sim.core.metrics.USE_DTYPE`,
+  :data:`sim.core.metrics.TXN_DTYPE` and :data:`sim.core.metrics.HANDBACK_DTYPE`, written in
+  place of the result: no row is copied), and
   scalar counters ``cnt``.
 
 Times are us (float64). Compiled code never allocates: before each event the loop checks

@@ -7,12 +7,12 @@ from typing import Any
 
 from netlock.config import Config
 from netlock.plan import Plan
-from sim.allocation import Partition
+from sim.core.allocation import Partition
+from sim.core.spec import RunSpec
 from sim.engine import ACQUIRE, Engine, Req
 from sim.managers.base import each_packet
 from sim.managers.rdma import Fabric
 from sim.network import Network
-from sim.spec import RunSpec
 
 SWITCH, SERVER = 0, 1
 SOURCES = ("switch", "server")

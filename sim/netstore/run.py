@@ -16,7 +16,7 @@ its lock wait plus the transfer time of its slowest operation.
 
 Results: completion times of the transactions that arrived in the measured window, the
 background flows' completion times, mean link utilisation by layer, and the independent
-checks (:func:`sim.safety.count_violations` over the lock uses; ``stalled``: requests still
+checks (:func:`sim.core.safety.count_violations` over the lock uses; ``stalled``: requests still
 waiting at the end on a key that no transaction was using).
 """
 
@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from sim.core.safety import count_violations
 from sim.fabric.fluid import FluidNetwork
 from sim.fabric.topology import FatTree
 from sim.netstore.config import NetStoreConfig
 from sim.netstore.controller import Controller
 from sim.netstore.nac import NetworkAwareCache
-from sim.safety import count_violations
 from sim.workloads.zipf import ZipfSampler
 
 Progress = Callable[[float, float], None]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from netlock.config import Config
-from sim.metrics import in_window
+from sim.core.metrics import in_window
 from sim.run import run_engine
 from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, run_in_processes
 from sim.sweep import Point as SweepPoint

@@ -3,7 +3,7 @@
 Each transaction locks one cache block. With probability ``sharing_ratio`` the block is
 drawn uniformly from the shared data (lock ids ``0 .. shared_locks - 1``, which every node
 accesses); otherwise from the private data of the client's node (client ``c`` runs on
-machine ``c mod machines``, :func:`sim.clients.client_machines`), whose
+machine ``c mod machines``, :func:`sim.core.parts.nic_shares_rps`), whose
 ``private_locks`` blocks follow the shared ones. Modes are shared with probability
 ``shared_fraction`` (the seed's read ratio).
 """

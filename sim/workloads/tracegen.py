@@ -1,4 +1,5 @@
-"""Synthetic workload traces from the workload generators (``netlock trace gen``).
+"""Synthetic workload traces from the workload generators: the trace ``netlock trace gen``
+writes (:func:`generate_trace`) and the simulator's warm-up trace (:func:`warmup_trace`).
 
 The trace's format, reader and writer are :mod:`netlock.trace`; this module draws its rows.
 
@@ -26,8 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from netlock.config import Config
+from netlock.trace import Trace
 from sim.workloads.base import Workload
 from sim.workloads.factory import workload_from_config
+
+WARMUP_REQUESTS = 200_000
+MIN_TXNS_PER_CLIENT = 8
 
 
 @dataclass(frozen=True)
@@ -138,3 +143,45 @@ def _batch(workload: Workload, clients: int, rounds: int, clock: np.ndarray,
         "txn_id": first_txn + txn,
     }
     return part, clock + per_round.sum(axis=0)
+
+
+def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetch_hops: int,
+                 rng: np.random.Generator) -> tuple[Trace, np.ndarray]:
+    """The simulator's synthetic warm-up trace (:mod:`sim.core.pilot`) and the client behind
+    each of its requests: every client runs its transactions back to back.
+
+    Its timing differs from :func:`generate_trace`'s, as it stands for the simulated rack
+    rather than for offered demand: a transaction of n locks takes them one client round
+    trip apart (the clients' sequential acquisition), holds them all until it has read its
+    data (``fetch_hops`` hops) and thought, and releases them together; the next one starts
+    then, without jitter or a NIC cap. Clients start at random phases.
+    """
+    clients = config.workload.clients
+    hop_us = config.network.rtt_us / 2.0
+    probe = workload.sample_txns(16, rng)
+    per_txn = max(1.0, float(probe.sizes.mean()))
+    per_client = max(MIN_TXNS_PER_CLIENT, int(WARMUP_REQUESTS / (clients * per_txn)))
+    client_ids = np.repeat(np.arange(clients, dtype=np.int64), per_client)
+    batch = workload.sample_txns(len(client_ids), rng, client_ids)
+    sizes = batch.sizes
+    step_us = max(config.client_rtt_us, 1e-3)
+    tail_us = fetch_hops * hop_us + config.workload.think_time_us
+    length_us = sizes * step_us + tail_us
+    owner_of_txn = batch.client_ids
+    phase = rng.uniform(0.0, float(length_us.mean()), clients)
+    txn_start = np.empty(len(sizes))
+    txn_end = np.empty(len(sizes))
+    for c in range(clients):
+        own = np.flatnonzero(owner_of_txn == c)
+        ends = phase[c] + np.cumsum(length_us[own])
+        txn_end[own] = ends
+        txn_start[own] = np.r_[phase[c], ends[:-1]]
+    txn = batch.txn_index()
+    k = np.arange(len(txn)) - batch.offsets[txn]
+    t_request = (txn_start[txn] + k * step_us) * 1e-6
+    t_release = txn_end[txn] * 1e-6
+    owners = owner_of_txn[txn]
+    trace = Trace(source="warm-up trace", lock_id=batch.lock_ids.astype(np.int64),
+                  mode=batch.modes.astype(np.int8), t_request=t_request, t_release=t_release,
+                  priority=np.asarray(priorities, dtype=np.int64)[owners])
+    return trace, owners

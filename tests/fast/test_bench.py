@@ -1,12 +1,12 @@
-"""``sim.fast.bench``: fast engine beside the simpy engine, plain simpy and the native loop;
+"""``sim.fast_bench``: fast engine beside the simpy engine, plain simpy and the native loop;
 the agreement check fails the results loudly (no timing asserted)."""
 
 from __future__ import annotations
 
 import pytest
 
+from sim import fast_bench as bench
 from sim.bench import Phases
-from sim.fast import bench
 from sim.native.reference import NativeRun
 
 

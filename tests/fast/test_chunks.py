@@ -7,10 +7,10 @@ import gc
 import numpy as np
 import pandas as pd
 
+from sim.core.metrics import USE_DTYPE
 from sim.fast import chunks
 from sim.fast.model import ROW_CHUNK
 from sim.fast.simulate import build
-from sim.metrics import USE_DTYPE
 from tests.sim.helpers import config
 
 

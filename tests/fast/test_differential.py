@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from sim.core.parts import client_workload, make_workload
 from sim.fast.simulate import simulate_fast
-from sim.model import build, client_workload, make_workload
+from sim.model import build
 from sim.simulate import simulate, summarise
 from tests.sim.helpers import config, private_locks_trace
 

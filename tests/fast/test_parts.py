@@ -1,4 +1,4 @@
-"""The fast engine's building blocks: event heap, hash map, safety checker, request pool."""
+"""The fast engine's building blocks: event heap, hash map, request pool."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from hypothesis import strategies as st
 
 from netlock.lockserver import hashmap
 from sim.fast import heap as fheap
-from sim.fast.safety import count_violations
-from sim.safety import count_violations as reference_violations
 
 
 @settings(max_examples=100, deadline=None)
@@ -50,33 +48,3 @@ def test_hash_map_agrees_with_a_dict(pairs):
     built_keys, built_values = hashmap.build_map(np.array(list(ref), dtype=np.int64),
                                                  np.array(list(ref.values()), dtype=np.int64))
     assert all(hashmap.lookup(built_keys, built_values, k) == v for k, v in ref.items())
-
-
-uses = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1), st.integers(0, 20),
-                          st.integers(0, 6)), max_size=60)
-
-
-@settings(max_examples=300, deadline=None)
-@given(uses)
-def test_safety_checker_counts_what_the_simpy_checker_counts(rows):
-    """Two independent checkers, one definition (sim.safety's), on random use intervals
-    with many ties and zero-length uses."""
-    lock = np.array([r[0] for r in rows], dtype=np.int64)
-    mode = np.array([r[1] for r in rows], dtype=np.int64)
-    start = np.array([r[2] for r in rows], dtype=np.float64)
-    end = start + np.array([r[3] for r in rows], dtype=np.float64)
-    assert count_violations(lock, mode, start, end) == reference_violations(lock, mode, start,
-                                                                            end)
-
-
-def test_safety_checker_examples():
-    def count(*uses):
-        lock, mode, start, end = (np.array(x) for x in zip(*uses, strict=True))
-        return count_violations(lock, mode, start.astype(float), end.astype(float))
-
-    assert count((0, 1, 0, 5), (0, 1, 5, 9)) == 0
-    assert count((0, 1, 0, 5), (0, 1, 4, 9)) == 1
-    assert count((0, 0, 0, 5), (0, 0, 1, 9), (0, 1, 9, 9)) == 0
-    assert count((0, 0, 0, 5), (0, 1, 3, 3)) == 1
-    assert count((0, 1, 2, 2), (0, 1, 2, 2)) == 1
-    assert count((0, 1, 0, 5), (1, 1, 0, 5)) == 0

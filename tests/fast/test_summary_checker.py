@@ -1,18 +1,23 @@
-"""The fast engine's summary counts violations with its compiled safety checker."""
+"""Both engines' summaries count violations with the one safety checker."""
 
 from __future__ import annotations
 
+import pytest
+
 from sim.bench import micro_config
-from sim.fast import simulate as fast_simulate
+from sim.core import result
+from sim.fast.simulate import simulate_fast
+from sim.simulate import simulate
 
 
-def test_the_summary_uses_the_compiled_checker(monkeypatch):
+@pytest.mark.parametrize("run", [simulate, simulate_fast], ids=["simpy", "fast"])
+def test_the_summary_counts_violations_with_the_one_checker(monkeypatch, run):
     seen = []
 
     def checker(lock, mode, start, end):
         seen.append(len(lock))
         return 7
 
-    monkeypatch.setattr(fast_simulate, "count_violations", checker)
-    result = fast_simulate.simulate_fast(micro_config(0.0002))
-    assert result.summary["violations"] == 7 and seen == [len(result.requests)]
+    monkeypatch.setattr(result, "count_violations", checker)
+    outcome = run(micro_config(0.0002))
+    assert outcome.summary["violations"] == 7 and seen == [len(outcome.requests)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.allocation import hold_time_us
+from sim.core.spec import hold_time_us
 from sim.run import run_engine
 from tests.sim.helpers import config
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.allocation import CoarseWorkload
+from sim.core.allocation import CoarseWorkload
 from sim.simulate import simulate
 from sim.workloads.base import TxnBatch
 from tests.sim.helpers import config

@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sim.core.draws import fault_rng
 from sim.fast.simulate import build, simulate_fast
 from sim.fast.state import K_BAD_FREE, K_COPIES, K_FAULT
-from sim.network import Faults, fault_rng
+from sim.network import Faults
 from sim.simulate import simulate
 from tests.sim.helpers import config
 

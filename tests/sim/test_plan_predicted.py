@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 
 from netlock.cli.app import app
 from netlock.plan_io import load_plan
-from sim.allocation import known_popularity, plan_from_trace, warmup_trace
-from sim.model import client_workload
+from sim.core.allocation import Warmup, known_popularity, plan_from_trace
+from sim.core.parts import client_workload
+from sim.workloads.tracegen import warmup_trace
 from tests.sim.helpers import CONFIGS, config
 
 CFG = CONFIGS / "micro-exclusive.yaml"
@@ -75,7 +76,8 @@ def test_a_plan_made_on_the_fly_reports_its_prediction_too(name, sets):
 def _short_warmup_plan(cfg):
     """A plan from a warm-up trace of about 2,000 requests: far fewer than the locks."""
     rng = np.random.default_rng(0)
-    trace = warmup_trace(client_workload(cfg), cfg, [0] * cfg.workload.clients, 0, rng)
+    trace = Warmup(*warmup_trace(client_workload(cfg), cfg, [0] * cfg.workload.clients, 0,
+                                 rng))
     seen = trace.trace.lock_id[:2000]
     short = type(trace)(type(trace.trace)(
         source="warm-up run", lock_id=seen, mode=trace.trace.mode[:2000],

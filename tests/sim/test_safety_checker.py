@@ -1,4 +1,5 @@
-"""The safety checker against a brute-force reference, and on hand-made cases."""
+"""The one safety checker (both engines' results use it) against a brute-force reference,
+and on hand-made cases."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.safety import count_violations
+from sim.core.safety import count_violations
 
 
 def active_at_start_of(j: int, i: int, start, end) -> bool:
@@ -24,8 +25,9 @@ def reference(lock, mode, start, end) -> int:
         for i in range(len(lock)))
 
 
-uses = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1), st.integers(0, 20),
-                          st.integers(0, 6)), max_size=25)
+uses = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1), st.integers(0, 20),
+                          st.integers(0, 6)), max_size=40)
+"""Use intervals with many ties and zero-length uses."""
 
 
 @settings(max_examples=300, deadline=None)
@@ -48,3 +50,14 @@ def test_cases():
     assert count_violations([1, 1], [x, x], [0, 3], [5, 3]) == 1
     assert count_violations([1, 1], [x, x], [0, 5], [5, 5]) == 0
     assert count_violations([1, 1], [s, x], [0, 0], [1, 0]) == 1
+
+
+def test_more_cases():
+    def count(*uses):
+        lock, mode, start, end = (np.array(x) for x in zip(*uses, strict=True))
+        return count_violations(lock, mode, start.astype(float), end.astype(float))
+
+    assert count((0, 0, 0, 5), (0, 0, 1, 9), (0, 1, 9, 9)) == 0
+    assert count((0, 0, 0, 5), (0, 1, 3, 3)) == 1
+    assert count((0, 1, 2, 2), (0, 1, 2, 2)) == 1
+    assert count((0, 1, 0, 5), (1, 1, 0, 5)) == 0

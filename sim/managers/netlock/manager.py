@@ -18,11 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from netlock.config import Config
-from netlock.dataplane import SwitchDataPlane
 from netlock.dataplane.layout import R_COUNT
 from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
 from netlock.plan import Plan
-from sim.allocation import Partition
+from sim.core.allocation import Partition
+from sim.core.parts import switch_dataplane
 from sim.engine import ACQUIRE, Engine, Req
 from sim.managers.netlock.inflight import ByRid
 from sim.managers.netlock.servers import ServerNode
@@ -32,20 +32,6 @@ from sim.network import Network
 OPS = (Op.ACQUIRE, Op.RELEASE)
 MODES = (Mode.SHARED, Mode.EXCLUSIVE)
 SWITCH, SERVER = 0, 1
-
-
-def switch_dataplane(cfg: Config) -> SwitchDataPlane:
-    """An empty switch of ``cfg``'s geometry with its tenants' quotas (requests per quota
-    window, at least one), quota policy and release check."""
-    max_tenant = max(t.id for t in cfg.tenants)
-    dataplane = SwitchDataPlane(cfg.geometry, max_tenants=max(64, max_tenant + 1),
-                                quota_policy=cfg.switch.quota_action,
-                                release_check=cfg.switch.release_check)
-    for tenant in cfg.tenants:
-        if tenant.quota_rps > 0:
-            per_window = tenant.quota_rps * cfg.switch.quota_window_us / 1e6
-            dataplane.set_tenant_quota(tenant.id, max(1, round(per_window)))
-    return dataplane
 
 
 class NetLockManager:

@@ -22,7 +22,7 @@ from typing import Protocol
 from netlock.failover import Grace
 from netlock.lockserver import LockServer
 from netlock.packets import Action, LockRequest
-from sim.allocation import Partition
+from sim.core.allocation import Partition
 from sim.engine import Engine
 from sim.network import Link
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from netlock.client import longest_hold_us
 from netlock.config import Config
 from netlock.errors import ConfigError
-from sim.allocation import hold_time_us
 
 DATA_READ_HOPS = 4
 """TPC-C transactions read their rows once locked: one round trip to a database server
@@ -29,10 +28,21 @@ class RunSpec:
     """Hops a switch grant takes through the database server (the one-RTT mode)."""
     client_lease_us: float
     """How long after a grant a client may use the lock: the lease less the guard."""
+    gap_per_lock_us: float
+    """A client's least time between two lock requests, from ``workload.rate_rps`` (0: no
+    cap)."""
     hold_us: float
     """Expected time a one-lock request occupies its queue slot (for the plan)."""
     priorities: tuple[int, ...]
     """Each client's priority class."""
+
+
+def hold_time_us(config: Config, fetch_hops: int) -> float:
+    """Expected time a one-lock request occupies its queue slot: grant and release hops with
+    the client's receive and send processing, data read (``fetch_hops`` hops) and think
+    time, in us."""
+    hop = config.network.rtt_us / 2.0
+    return config.client_rtt_us + fetch_hops * hop + config.workload.think_time_us
 
 
 def lease_guard_us(config: Config) -> float:
@@ -45,7 +55,7 @@ def lease_guard_us(config: Config) -> float:
 
 def stall_bound_us(config: Config) -> float:
     """The longest a lock can stay idle while a request waits for it when the lock manager
-    has lost track of nothing (us; the liveness checker's bound, :mod:`sim.liveness`).
+    has lost track of nothing (us; the liveness checker's bound, :mod:`sim.core.liveness`).
 
     One lost packet (acquire, grant or release) leaves a lock unused until the lease of the
     grant nobody uses ends and the next lease sweep sees it (``lease.us`` + ``sweep_us``);
@@ -87,6 +97,9 @@ def run_spec(config: Config) -> RunSpec:
                           f"client may hold a lock ({longest:g} us: attempt timeout, data "
                           f"read, think time and the guard); raise lease.us")
     tenant_of = {t.id: t for t in config.tenants}
+    rate_rps = config.workload.rate_rps
     return RunSpec(fetch_hops=fetch_hops, grant_extra_hops=2 if one_rtt else 0,
-                   client_lease_us=lease - guard, hold_us=hold_time_us(config, fetch_hops),
+                   client_lease_us=lease - guard,
+                   gap_per_lock_us=1e6 / rate_rps if rate_rps > 0 else 0.0,
+                   hold_us=hold_time_us(config, fetch_hops),
                    priorities=tuple(tenant_of[t].priority for t in config.client_tenants))

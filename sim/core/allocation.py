@@ -2,11 +2,11 @@
 
 NetLock measures r_i and c_i in the running rack; the simulator does the same with a
 warm-up run of the rack with every lock on the lock servers (:func:`trace_from_uses`; see
-:func:`sim.model.build`). Without lock servers it synthesises a trace instead
-(:func:`warmup_trace`): every client runs its transactions back to back with the network's
-round trip, the data read and the think time. c_i is the larger of the concurrency
-measured with :func:`planner.measure.measure` and the number of clients that asked for the
-lock (:func:`contention`). r_i are the rates the planned rack will offer
+:mod:`sim.core.pilot`). Without lock servers it synthesises a trace instead
+(:func:`sim.workloads.tracegen.warmup_trace`): every client runs its transactions back to
+back with the network's round trip, the data read and the think time. c_i is the larger
+of the concurrency measured with :func:`planner.measure.measure` and the number of
+clients that asked for the lock (:func:`contention`). r_i are the rates the planned rack will offer
 (:func:`offered_stats`): a micro workload's from its known distribution for every lock it
 can draw (with one lock per transaction, totalling the closed-loop rate of its clients);
 other workloads' as measured. The
@@ -38,56 +38,6 @@ from planner.planning import PlanOptions, plan_from_stats
 from sim.workloads import workload_from_config
 from sim.workloads.base import TxnBatch, Workload
 from sim.workloads.micro import MicroWorkload
-
-WARMUP_REQUESTS = 200_000
-MIN_TXNS_PER_CLIENT = 8
-
-
-def hold_time_us(config: Config, fetch_hops: int) -> float:
-    """Expected time a one-lock request occupies its queue slot: grant and release hops with
-    the client's receive and send processing, data read (``fetch_hops`` hops) and think
-    time, in us."""
-    hop = config.network.rtt_us / 2.0
-    return config.client_rtt_us + fetch_hops * hop + config.workload.think_time_us
-
-
-def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetch_hops: int,
-                 rng: np.random.Generator) -> Warmup:
-    """A synthetic trace of every client running its transactions back to back.
-
-    A transaction of n locks takes them one round trip apart (the clients' sequential
-    acquisition), holds them all until it has read its data and thought, and releases them
-    together; the next one starts then. Clients start at random phases.
-    """
-    clients = config.workload.clients
-    hop_us = config.network.rtt_us / 2.0
-    probe = workload.sample_txns(16, rng)
-    per_txn = max(1.0, float(probe.sizes.mean()))
-    per_client = max(MIN_TXNS_PER_CLIENT, int(WARMUP_REQUESTS / (clients * per_txn)))
-    client_ids = np.repeat(np.arange(clients, dtype=np.int64), per_client)
-    batch = workload.sample_txns(len(client_ids), rng, client_ids)
-    sizes = batch.sizes
-    step_us = max(config.client_rtt_us, 1e-3)
-    tail_us = fetch_hops * hop_us + config.workload.think_time_us
-    length_us = sizes * step_us + tail_us
-    owner_of_txn = batch.client_ids
-    phase = rng.uniform(0.0, float(length_us.mean()), clients)
-    txn_start = np.empty(len(sizes))
-    txn_end = np.empty(len(sizes))
-    for c in range(clients):
-        own = np.flatnonzero(owner_of_txn == c)
-        ends = phase[c] + np.cumsum(length_us[own])
-        txn_end[own] = ends
-        txn_start[own] = np.r_[phase[c], ends[:-1]]
-    txn = batch.txn_index()
-    k = np.arange(len(txn)) - batch.offsets[txn]
-    t_request = (txn_start[txn] + k * step_us) * 1e-6
-    t_release = txn_end[txn] * 1e-6
-    owners = owner_of_txn[txn]
-    trace = Trace(source="warm-up trace", lock_id=batch.lock_ids.astype(np.int64),
-                  mode=batch.modes.astype(np.int8), t_request=t_request, t_release=t_release,
-                  priority=np.asarray(priorities, dtype=np.int64)[owners])
-    return Warmup(trace, owners)
 
 
 class CoarseWorkload:

@@ -1,17 +1,15 @@
-"""Observations attached to the clients, and the summary computed from them afterwards.
+"""A run's result tables, as both engines record them, and the statistics over them.
 
-The :class:`Recorder` is the probe the clients write to: one row per granted request, per
-committed transaction and per lock use (for the safety checker). It stores compact typed
-arrays (``array.array``) so a long run does not hold millions of Python objects. Nothing
-here knows which lock manager produced the grants: a grant's ``source`` is an index into
-the names the lock manager declares (``switch``, ``server`` for NetLock).
+The clients record one row per granted request (each also a lock use, for the safety
+checker), per committed transaction and per stale grant; both engines write rows of these
+types (:class:`sim.recorder.Recorder` for the simpy engine, the fast engine's chunks).
+Nothing here knows which lock manager produced the grants: a grant's ``source`` is an index
+into the names the lock manager declares (``switch``, ``server`` for NetLock).
 """
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -39,73 +37,6 @@ HANDBACK_DTYPE = np.dtype([("t_us", np.float64), ("lock", np.int64)])
 """One row per grant that reached a client no longer waiting for it (its attempt given up):
 when it arrived and the lock. The lock manager did grant the lock then (the client hands it
 back at once); the liveness checker counts that instant as the lock granted."""
-
-
-class Recorder:
-    """What the clients saw, as flat float64 arrays of fixed-width rows. Times in us.
-
-    Clients hand rows over as tuples (``add_use``, ``add_txn``: a list append, the
-    cheapest thing Python does); :meth:`flush` packs them into the arrays. The model
-    flushes between slices of simulated time, so the tuples never pile up.
-    """
-
-    def __init__(self) -> None:
-        self.uses = array("d")
-        self.txns = array("d")
-        self._use_rows: list[tuple] = []
-        self._txn_rows: list[tuple] = []
-        self.add_use = self._use_rows.append
-        self.add_txn = self._txn_rows.append
-        self.retries = 0
-        self.stale_grants = 0
-        self.denied = 0
-        """Attempts given up because the lock manager refused one of their locks."""
-        self.ignored_grants = 0
-        """Copies of grants a client already held (a duplicating network)."""
-        self.open_waits: list[tuple[int, float, float]] = []
-        """At the end of a run: ``(lock, asked_us, end_us)`` of each lock a transaction
-        still waited for (for the liveness checker)."""
-        self.handbacks: list[tuple[float, int]] = []
-        """``(t_us, lock)`` of each stale grant (``HANDBACK_DTYPE``)."""
-
-    def flush(self) -> None:
-        """Move the rows handed over since the last flush into the arrays (through a list:
-        ``array.fromlist`` takes a list about twice as fast as ``extend`` takes an iterator)."""
-        self.uses.fromlist(list(chain.from_iterable(self._use_rows)))
-        self.txns.fromlist(list(chain.from_iterable(self._txn_rows)))
-        self._use_rows.clear()
-        self._txn_rows.clear()
-
-    @property
-    def committed(self) -> int:
-        """Committed transactions recorded so far (flushed or not)."""
-        return len(self.txns) // len(TXN_FIELDS) + len(self._txn_rows)
-
-    @property
-    def granted(self) -> int:
-        """Granted requests recorded so far (flushed or not)."""
-        return len(self.uses) // len(USE_FIELDS) + len(self._use_rows)
-
-    def _rows(self, data: array, fields: tuple[str, ...]) -> np.ndarray:
-        return np.frombuffer(data, dtype=np.float64).reshape(-1, len(fields))
-
-    def requests_frame(self) -> pd.DataFrame:
-        """Granted requests (``USE_FIELDS``), typed as ``USE_DTYPE``."""
-        return typed_frame(self._rows(self.uses, USE_FIELDS), USE_DTYPE)
-
-    def txns_frame(self) -> pd.DataFrame:
-        """Committed transactions (``TXN_FIELDS``), typed as ``TXN_DTYPE``."""
-        return typed_frame(self._rows(self.txns, TXN_FIELDS), TXN_DTYPE)
-
-    def handbacks_frame(self) -> pd.DataFrame:
-        """Stale grants, typed as ``HANDBACK_DTYPE``."""
-        return pd.DataFrame(np.array(self.handbacks, dtype=HANDBACK_DTYPE))
-
-
-def typed_frame(rows: np.ndarray, dtype: np.dtype) -> pd.DataFrame:
-    """A frame of float64 ``rows`` (one column per field of ``dtype``), typed as ``dtype``."""
-    return pd.DataFrame({name: rows[:, j].astype(dtype[name])
-                         for j, name in enumerate(dtype.names)})
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,13 @@
 """An independent liveness checker over what clients did: requests stalled on idle locks.
 
-Like :mod:`sim.safety`, it sees only what the clients recorded and knows nothing of
+Like :mod:`sim.core.safety`, it sees only what the clients recorded and knows nothing of
 switches, servers or queues. A transaction *waits* for a lock from the moment it first
 asked for it (its first attempt's start: attempts given up and retried still wait for the
 same lock) until the grant that its client used, or the end of the run. The lock is *idle*
 while no client uses it and no grant of it arrives (a grant that reaches a client no longer
 waiting for it, handed back at once, is an instant of use: the lock manager is working
 through the requests of attempts given up). A wait is **stalled** when, inside it, the
-lock stayed idle for longer than a bound (:func:`sim.spec.stall_bound_us`: a lease, the
+lock stayed idle for longer than a bound (:func:`sim.core.spec.stall_bound_us`: a lease, the
 lease sweep's period, a back-off and two round trips): one lost packet and the lease that
 recovers it cannot explain that, only a lock manager that lost track of a waiting request
 (a wedged lock). Times in us.

@@ -1,5 +1,5 @@
 """``netlock bench`` figures for the fast engine, beside the simpy engine, plain simpy and a
-native loop.
+native loop (it compares the engines, so it sits above both).
 
 The microbenchmark of the design notes (120 clients, 5000 exclusive locks, zero think time;
 :func:`sim.bench.micro_config`) runs on the fast engine, on the simpy engine and on the plain
@@ -39,7 +39,7 @@ from sim.bench import (
     simpy_run,
     timed_phases,
 )
-from sim.fast import simulate as fast_simulate
+from sim.core.pilot import forget_pilots
 from sim.fast.simulate import build, simulate_fast, summarise
 from sim.native.reference import NativeLoop, compiler
 from sim.simulate import simulate
@@ -66,7 +66,7 @@ def fast_run(duration_s: float, loss: float = 0.0) -> Phases:
         model.close(end_us)
         return summarise(model, 0.0).summary
 
-    return timed_phases(lambda: build(cfg), loop, results, fast_simulate._PILOTS.clear)
+    return timed_phases(lambda: build(cfg), loop, results, forget_pilots)
 
 
 def agreement_configs() -> dict[str, Config]:

@@ -1,0 +1,158 @@
+"""A finished run's result, assembled the same way for both engines.
+
+The run lasts ``sim.warmup_s`` and then the measured ``sim.duration_s``; measurements cover
+``[sim.warmup_s, sim.warmup_s + sim.duration_s)``, the safety and liveness checkers and the
+time series the whole run. The result holds pandas DataFrames (granted requests, committed
+transactions, throughput over time per tenant) and the summary that ``netlock sim --json``
+prints (docs/formats.md, "Simulation result"). Each engine hands :func:`result_of` the
+tables it recorded (:mod:`sim.core.metrics`) and its counters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from netlock import atomic
+from netlock.config import Config
+from netlock.plan import Plan
+from sim.core.liveness import count_stalled
+from sim.core.metrics import Latency, in_window, plan_predicted, timeseries
+from sim.core.safety import count_violations
+from sim.core.spec import stall_bound_us
+
+Progress = Callable[[float, float], None]
+"""``progress(now_us, end_us)``: how far a run has come, in simulated microseconds."""
+
+
+@dataclass
+class SimResult:
+    """A finished run: the summary (JSON contract) and its tables."""
+
+    summary: dict[str, Any]
+    requests: pd.DataFrame
+    txns: pd.DataFrame
+    timeseries: pd.DataFrame
+    config: dict[str, Any] = field(repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.summary
+
+    def write(self, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
+        """Write ``summary.json``, ``config.json`` and the tables (Parquet or CSV)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, doc in (("summary.json", self.summary), ("config.json", self.config)):
+            atomic.write_text(out / name, json.dumps(doc, indent=2, default=_plain) + "\n")
+            written.append(out / name)
+        for name, frame in (("requests", self.requests), ("txns", self.txns),
+                            ("timeseries", self.timeseries)):
+            path = out / f"{name}.{fmt}"
+            if fmt == "csv":
+                atomic.write_with(path, lambda tmp, f=frame: f.to_csv(tmp, index=False))
+            else:
+                atomic.write_with(path, lambda tmp, f=frame: f.to_parquet(tmp, index=False))
+            written.append(path)
+        return written
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine: str,
+              wall_s: float, retries: int, events: int, stale_grants: int,
+              ignored_grants: int, hold_us: float, plan: Plan, manager: dict[str, Any],
+              open_waits: list[tuple[int, float, float]],
+              handbacks: pd.DataFrame) -> SimResult:
+    """A finished run's result from its recorded requests and transactions (every engine's
+    summary has these keys, measured over the window after ``sim.warmup_s``);
+    ``open_waits``: ``(lock, asked_us, end_us)`` of locks still awaited at the end;
+    ``handbacks``: the stale grants (:data:`sim.core.metrics.HANDBACK_DTYPE`)."""
+    start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.end_s * 1e6
+    window_s = cfg.sim.duration_s
+    req_w = in_window(requests, start_us, end_us)
+    txn_w = in_window(txns, start_us, end_us)
+    violations = count_violations(requests["lock"].to_numpy(), requests["mode"].to_numpy(),
+                               requests["t_us"].to_numpy(), requests["end_us"].to_numpy())
+    stalled = stalled_waits(requests, open_waits, handbacks, stall_bound_us(cfg),
+                            outages(cfg))
+    granted = len(req_w)
+    by_switch = int(np.count_nonzero(req_w["source"].to_numpy() == 0))
+    tenants = sorted({t.id for t in cfg.tenants})
+    series = timeseries(requests, txns, end_us, cfg.sim.timeseries_bin_s * 1e6, tenants)
+    summary: dict[str, Any] = {
+        "engine": engine,
+        "sim_time_s": cfg.sim.end_s,
+        "granted": granted,
+        "throughput_rps": granted / window_s,
+        "tps": len(txn_w) / window_s,
+        "switch_share": by_switch / granted if granted else 0.0,
+        "latency_us": Latency.of(req_w["latency_us"].to_numpy()).to_dict(),
+        "txn_latency_us": Latency.of(txn_w["latency_us"].to_numpy()).to_dict(),
+        "retries": retries,
+        "violations": violations,
+        "stalled": stalled,
+        "wall_s": wall_s,
+        "events": events,
+        "measured_s": window_s,
+        "switch_rps": by_switch / window_s,
+        "server_rps": (granted - by_switch) / window_s,
+        "stale_grants": stale_grants,
+        "ignored_grants": ignored_grants,
+        "hold_time_us": hold_us,
+        "plan": plan.summary.to_dict(),
+        "plan_predicted": plan_predicted(plan.summary, granted / window_s, by_switch / window_s,
+                                         (granted - by_switch) / window_s),
+        "manager": manager,
+        "tenants": {str(t): _tenant_summary(req_w, txn_w, t, window_s) for t in tenants},
+    }
+    return SimResult(summary=summary, requests=requests, txns=txns, timeseries=series,
+                     config=cfg.to_dict())
+
+
+def outages(cfg: Config) -> tuple[tuple[float, float], ...]:
+    """The injected failures' windows (us) in which locks may not be granted: from the
+    failure until a lease after the restart (or the end), and a lease after a lock server
+    fails (its heir's grace)."""
+    fl, lease, end = cfg.failures, cfg.lease.us, cfg.sim.end_s * 1e6
+    windows = [(f.at_s * 1e6, f.at_s * 1e6 + 2 * lease) for f in fl.server_failures]
+    if fl.switch_fail_s is not None:
+        back = end if fl.switch_restart_s is None else fl.switch_restart_s * 1e6 + 2 * lease
+        windows.append((fl.switch_fail_s * 1e6, min(back, end)))
+    return tuple(windows)
+
+
+def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, float]],
+                  handbacks: pd.DataFrame, bound_us: float,
+                  excused: tuple[tuple[float, float], ...] = ()) -> int:
+    """Waits for a lock that saw it idle for longer than ``bound_us`` (:mod:`sim.core.liveness`):
+    every granted request's, from its transaction's first ask to its grant, and each lock
+    still awaited at the end of the run; a stale grant (``handbacks``) is an instant of use;
+    ``excused``: injected outages."""
+    lock = requests["lock"].to_numpy()
+    start = requests["t_us"].to_numpy()
+    back_lock = handbacks["lock"].to_numpy().astype(np.int64)
+    back_t = handbacks["t_us"].to_numpy().astype(np.float64)
+    waits = np.asarray(open_waits, dtype=np.float64).reshape(-1, 3)
+    return count_stalled(np.concatenate([lock, back_lock]), np.concatenate([start, back_t]),
+                         np.concatenate([requests["end_us"].to_numpy(), back_t]),
+                         np.concatenate([lock, waits[:, 0].astype(np.int64)]),
+                         np.concatenate([requests["asked_us"].to_numpy(), waits[:, 1]]),
+                         np.concatenate([start, waits[:, 2]]), bound_us, excused)
+
+
+def _tenant_summary(requests: pd.DataFrame, txns: pd.DataFrame, tenant: int,
+                    window_s: float) -> dict[str, float]:
+    granted = int(np.count_nonzero(requests["tenant"].to_numpy() == tenant))
+    done = int(np.count_nonzero(txns["tenant"].to_numpy() == tenant))
+    return {"throughput_rps": granted / window_s, "tps": done / window_s}
