@@ -13,6 +13,7 @@ from netlock.config.load import (
     dump_yaml,
     load_config,
     override_config,
+    parse_sets_typed,
 )
 from netlock.config.schema import (
     Clients,
@@ -60,4 +61,5 @@ __all__ = [
     "dump_yaml",
     "load_config",
     "override_config",
+    "parse_sets_typed",
 ]

@@ -89,13 +89,7 @@ def load_config(path: str | os.PathLike[str],
         resolved = _resolve_paths(layer)
         doc = deep_merge(doc, resolved)
         blame.record(layer.source, leaf_paths(resolved))
-    values = {}
-    for key, text in (overrides or {}).items():
-        try:
-            values[key] = parse_override(key, text)
-        except Problem as problem:
-            raise ConfigError(f"{path}: --set {key}: {problem.message}") from None
-    return _apply(doc, values, blame, "--set")
+    return _apply(doc, parse_sets_typed(overrides, f"{path}: "), blame, "--set")
 
 
 def config_from_dict(doc: Mapping[str, Any], source: str = "<dict>") -> Config:
@@ -117,13 +111,21 @@ def default_config(overrides: dict[str, str] | None = None,
     For commands that take an optional config file: without one they still accept
     ``--set`` and report errors the same way (``<defaults>: --set key: ...``).
     """
+    return _apply(config_from_dict({}).to_dict(), parse_sets_typed(overrides, f"{source}: "),
+                  _Blame(source), "--set")
+
+
+def parse_sets_typed(overrides: Mapping[str, str] | None, where: str = "") -> dict[str, Any]:
+    """``--set`` texts by dotted key -> their typed values (as :func:`load_config` reads
+    them), for :func:`override_config`; a bad key or value is one ConfigError starting with
+    ``where``."""
     values = {}
     for key, text in (overrides or {}).items():
         try:
             values[key] = parse_override(key, text)
         except Problem as problem:
-            raise ConfigError(f"{source}: --set {key}: {problem.message}") from None
-    return _apply(config_from_dict({}).to_dict(), values, _Blame(source), "--set")
+            raise ConfigError(f"{where}--set {key}: {problem.message}") from None
+    return values
 
 
 def override_config(cfg: Config, overrides: Mapping[str, Any]) -> Config:

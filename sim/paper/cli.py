@@ -10,8 +10,9 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option
+from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option, parse_sets, set_option
 from netlock.cli.console import console as make_console
+from netlock.config import parse_sets_typed
 from netlock.errors import ConfigError
 
 from .experiments import FIGURES, figure, names, run_figure, write_index
@@ -19,6 +20,7 @@ from .provenance import made
 from .spec import SCALES
 
 JsonOpt = json_option("progress and the checks go to")
+SetOpt = set_option("manager.rdma.atomic_us=1.1")
 
 
 @guarded
@@ -32,6 +34,7 @@ def paper_command(
         rich_help_panel=OUTPUT_PANEL)] = Path("results/paper"),
     workers: Annotated[int | None, typer.Option(
         "--workers", help="local worker processes (default: the CPU count)", min=1)] = None,
+    sets: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Reproduce a figure of the NetLock paper's evaluation from configs/paper/FIG.yaml and
@@ -43,10 +46,17 @@ def paper_command(
         netlock paper fig14b --scale small --out results/paper --json
 
         netlock paper all --scale full --workers 2
+
+        netlock paper fig10 --set manager.rdma.atomic_us=1.1 --out results/atomic
+
+    With --set, every point of the figure runs with those keys set last, and the command
+    the files record says so.
     """
     if scale not in SCALES:
         raise ConfigError(f"--scale: expected one of {', '.join(SCALES)}, got {scale!r}")
     todo = names() if fig == "all" else [figure(fig).name]
+    texts = parse_sets(sets)
+    overrides = parse_sets_typed(texts)
     _writable(out)
     n_workers = workers or max(1, os.cpu_count() or 1)
     console = make_console()
@@ -59,7 +69,8 @@ def paper_command(
             result = run_figure(name, scale, n_workers, out,
                                 progress=lambda d, t, task=task: bar.update(
                                     task, completed=d, total=t),
-                                provenance=made(name, scale, n_workers))
+                                overrides=overrides,
+                                provenance=made(name, scale, n_workers, texts))
             write_index(out)
             docs.append(result.to_json())
             for check in result.checks:

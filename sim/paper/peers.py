@@ -10,7 +10,9 @@ designs run with ``manager`` defaults, which are ``configs/testbed/rdma.yaml``'s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,12 +62,28 @@ class PeerResult:
         return all(c.holds for c in self.checks)
 
 
+_OVERRIDES: ContextVar[tuple[tuple[str, Any], ...]] = ContextVar("peer_overrides", default=())
+"""Dotted keys set on every run of a claim, after the claim's own (:func:`overriding`)."""
+
+
+@contextmanager
+def overriding(sets: dict[str, Any]) -> Iterator[None]:
+    """Run the claims inside with ``sets`` (dotted keys) applied last to each of their runs:
+    how :mod:`sim.paper.sensitivity` asks whether a claim hinges on one parameter."""
+    token = _OVERRIDES.set(tuple({**dict(_OVERRIDES.get()), **sets}.items()))
+    try:
+        yield
+    finally:
+        _OVERRIDES.reset(token)
+
+
 def simulate_point(scale: str, base: str = "micro-exclusive",
                    **sets: Any) -> dict[str, Any]:
     """One simpy run of ``configs/<base>.yaml`` on :data:`RACK` with ``sets`` (dotted keys
-    written with ``__``): its summary and its request and transaction tables
-    (``requests``, ``txns``)."""
-    overrides = {**SCALES[scale], **RACK, **{k.replace("__", "."): v for k, v in sets.items()}}
+    written with ``__``), then any :func:`overriding` keys: its summary and its request and
+    transaction tables (``requests``, ``txns``)."""
+    overrides = {**SCALES[scale], **RACK, **{k.replace("__", "."): v for k, v in sets.items()},
+                 **dict(_OVERRIDES.get())}
     config = load_config(CONFIG_DIR / f"{base}.yaml", {k: str(v) for k, v in overrides.items()})
     result = simulate(config)
     return {**result.summary, "requests": result.requests, "txns": result.txns}

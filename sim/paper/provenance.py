@@ -12,8 +12,11 @@ OUTPUTS = (":!docs", ":!notebooks")
 """Paths whose changes do not make the code dirty (where figures and their notebooks go)."""
 
 
-def made(figure: str, scale: str, workers: int) -> dict[str, Any]:
-    return {"command": f"netlock paper {figure} --scale {scale} --workers {workers}",
+def made(figure: str, scale: str, workers: int,
+         sets: dict[str, str] | None = None) -> dict[str, Any]:
+    """Where a figure's files come from: its command (with any ``--set``), date and commit."""
+    flags = "".join(f" --set {k}={v}" for k, v in (sets or {}).items())
+    return {"command": f"netlock paper {figure} --scale {scale} --workers {workers}{flags}",
             "date": date.today().isoformat(), "commit": commit()}
 
 

@@ -51,11 +51,31 @@ def test_one_figure_writes_csv_png_json_and_prints_one_json_object(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["fig99"], "unknown figure 'fig99'"),
     (["fig8a", "--scale", "huge"], "--scale: expected one of small, full"),
+    (["fig8a", "--set", "nosuch.key=1"], "--set nosuch.key: unknown key 'nosuch'"),
+    (["fig8a", "--set", "nosuchkey"], "--set 'nosuchkey': expected KEY=VALUE"),
 ])
 def test_bad_figure_or_scale_is_one_line_and_exit_2(args, message):
     result = invoke(*args)
     assert result.exit_code == 2
     assert message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_set_overrides_every_point_and_the_recorded_command_says_so(monkeypatch, tmp_path):
+    import sim.paper.experiments as experiments
+
+    seen = {}
+
+    def fake_points(experiment, workers, progress=None):
+        seen["atomic"] = {p.config.manager.rdma.atomic_us for p in experiment.points}
+        raise typer.Exit(0)
+
+    monkeypatch.setattr(experiments, "run_points", fake_points)
+    result = invoke("fig10", "--set", "manager.rdma.atomic_us=1.1", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert seen["atomic"] == {1.1}
+    from sim.paper.provenance import made
+    assert made("fig10", "full", 1, {"manager.rdma.atomic_us": "1.1"})["command"] == (
+        "netlock paper fig10 --scale full --workers 1 --set manager.rdma.atomic_us=1.1")
 
 
 def test_an_out_folder_that_cannot_be_made_is_one_line_before_any_run(tmp_path):
