@@ -26,7 +26,7 @@ from sim.core.spec import run_spec
 from sim.engine import Engine
 from sim.managers.base import LockManager
 from sim.managers.context import ManagerContext
-from sim.managers.netlock.failures import schedule_failures
+from sim.managers.netlock_rack.failures import schedule_failures
 from sim.managers.registry import make_manager
 from sim.network import Faults, Network
 from sim.recorder import Recorder

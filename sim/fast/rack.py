@@ -1,8 +1,8 @@
-"""The NetLock switch and lock servers of the rack, compiled: :mod:`sim.managers.netlock`.
+"""The NetLock switch and lock servers of the rack, compiled: :mod:`sim.managers.netlock_rack`.
 
 The switch runs :mod:`netlock.dataplane.kernels` on its arrays; this module adds the same
-timing and routing as :class:`sim.managers.netlock.switch.SwitchNode` and
-:class:`sim.managers.netlock.manager.NetLockManager`: a packet's passes occupy the pipeline
+timing and routing as :class:`sim.managers.netlock_rack.switch.SwitchNode` and
+:class:`sim.managers.netlock_rack.manager.NetLockManager`: a packet's passes occupy the pipeline
 for ``passes * P_PASS_GAP`` and take ``passes * P_PASS_US`` to come out; grants go one hop
 to the client (plus the database server's two in the one-RTT mode); requests of locks the
 switch does not own, and overflow, go to the lock server owning the lock's partition
@@ -252,7 +252,7 @@ def _to_server(r: Rack, h: int, overflow: bool, priority: int, delay: float,
                now: float) -> None:
     """Forward a packet to the lock server owning its lock (to serve, or to buffer), under
     class ``priority`` (for overflow, the class whose switch queue it overflowed; as
-    :meth:`sim.managers.netlock.manager.NetLockManager.to_server`)."""
+    :meth:`sim.managers.netlock_rack.manager.NetLockManager.to_server`)."""
     if r.pi[I_SERVERS] == 0:
         free_request(r, h)
         return
