@@ -31,6 +31,7 @@ import pandas as pd
 from netlock.config import Config
 from netlock.plan import Plan
 from netlock.trace import Trace
+from planner.allocate import server_load_rps
 from planner.measure import LockStats, measure
 from planner.offered import HANDOVER_PASSES, closed_loop_rps
 from planner.partition import partition_locks
@@ -157,8 +158,8 @@ def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
         coarse_group=config.policy.coarse_group)
     plan, given = plan_from_stats(stats, geometry, options, hold_us, rates=rates,
                                   rate_scale=scale)
-    load = stats.rate_rps * (1.0 - given / np.maximum(stats.contention, 1))
-    return plan, partition(stats.lock_id, load, config)
+    return plan, partition(stats.lock_id,
+                           server_load_rps(stats.rate_rps, stats.contention, given), config)
 
 
 def random_share(stats: LockStats, config: Config, slots: int) -> int:
