@@ -80,7 +80,7 @@ class AutopilotOptions:
 
 
 @dataclass(frozen=True, eq=False)
-class Workload:
+class MeasuredLocks:
     """r_i (rps) and c_i (>= 1) of every lock seen, sorted by lock id."""
 
     lock_id: np.ndarray
@@ -93,7 +93,7 @@ class Workload:
         return np.zeros(len(self.lock_id), dtype=np.int64)
 
 
-def merge_counters(switch: Counters, servers: Counters, window_s: float) -> Workload:
+def merge_counters(switch: Counters, servers: Counters, window_s: float) -> MeasuredLocks:
     """One window's workload from the switch's and the servers' counters (a lock counted at
     both, e.g. moved during the window, sums its acquires and takes the larger peak)."""
     ids = np.concatenate([switch["lock_id"], servers["lock_id"]]).astype(np.int64)
@@ -103,10 +103,11 @@ def merge_counters(switch: Counters, servers: Counters, window_s: float) -> Work
     np.add.at(requests, inverse, np.concatenate([switch["requests"], servers["requests"]]))
     np.maximum.at(peak, inverse, np.concatenate([switch["peak_occupancy"],
                                                  servers["peak_occupancy"]]))
-    return Workload(locks, requests / window_s, peak)
+    return MeasuredLocks(locks, requests / window_s, peak)
 
 
-def hold_peaks(previous: Workload | None, window: Workload, memory: float) -> Workload:
+def hold_peaks(previous: MeasuredLocks | None, window: MeasuredLocks,
+               memory: float) -> MeasuredLocks:
     """This window's r_i, and c_i held at ``memory`` times the last estimate when this
     window's peak is lower (peaks over short windows are noisy; a real rise shows at once)."""
     if previous is None or memory <= 0:
@@ -115,7 +116,7 @@ def hold_peaks(previous: Workload | None, window: Workload, memory: float) -> Wo
     held = np.array(window.contention, dtype=np.float64)
     at = np.searchsorted(previous.lock_id, window.lock_id[found])
     held[found] = np.maximum(held[found], memory * previous.contention[at])
-    return Workload(window.lock_id, window.rate_rps, held)
+    return MeasuredLocks(window.lock_id, window.rate_rps, held)
 
 
 def switch_counters(driver: Driver, profile: SwitchProfile) -> Counters:
@@ -140,7 +141,7 @@ class Replan:
     migrate: bool
 
 
-def replan(workload: Workload, live: SwitchEntries, base: Plan,
+def replan(workload: MeasuredLocks, live: SwitchEntries, base: Plan,
            options: AutopilotOptions) -> Replan:
     """The plan Algorithm 3 makes for ``workload`` with sticky live locks, and whether to push.
 
@@ -169,7 +170,8 @@ def replan(workload: Workload, live: SwitchEntries, base: Plan,
     return Replan(plan, live_rps, new_rps, changed, changed and options.worth(new_rps, live_rps))
 
 
-def _with_live_locks(workload: Workload, live: SwitchEntries) -> tuple[Workload, np.ndarray]:
+def _with_live_locks(workload: MeasuredLocks,
+                     live: SwitchEntries) -> tuple[MeasuredLocks, np.ndarray]:
     """``workload`` over the locks it saw and those the switch holds (r_i = 0, c_i = 1 when
     unseen), c_i rounded up to whole slots, and the slots each holds now."""
     ids = np.union1d(workload.lock_id, live.lock_id)
@@ -180,7 +182,7 @@ def _with_live_locks(workload: Workload, live: SwitchEntries) -> tuple[Workload,
     contention[seen] = np.maximum(np.ceil(workload.contention - 1e-9), 1)
     held = np.zeros(len(ids), dtype=np.int64)
     held[np.searchsorted(ids, live.lock_id)] = live.slots
-    return Workload(ids, rate, contention), held
+    return MeasuredLocks(ids, rate, contention), held
 
 
 def _keep_sizes(slots: np.ndarray, held: np.ndarray, room: int) -> None:
@@ -196,7 +198,7 @@ def _keep_sizes(slots: np.ndarray, held: np.ndarray, room: int) -> None:
         spare -= extra
 
 
-def plan_rate(entries: SwitchEntries, workload: Workload) -> float:
+def plan_rate(entries: SwitchEntries, workload: MeasuredLocks) -> float:
     """The switch rate (rps) ``entries`` give ``workload``: sum r_i min(s_i, c_i) / c_i."""
     rate = np.zeros(len(entries))
     contention = np.ones(len(entries), dtype=np.int64)
@@ -262,7 +264,7 @@ class Autopilot:
         self.migrations = 0
         self.last_plan: Plan | None = None
         self.pending: Plan | None = None
-        self.estimate: Workload | None = None
+        self.estimate: MeasuredLocks | None = None
         """The last round's candidate, waiting to be validated on this round's counters."""
         self._reset_at = self._reset()
 

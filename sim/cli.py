@@ -32,7 +32,7 @@ from sim.run import run_engine
 from sim.sweep import claim_out, grid_points, parse_grid, run_sweep
 
 
-class Engine(str, Enum):
+class EngineChoice(str, Enum):
     simpy = "simpy"
     fast = "fast"
 
@@ -41,18 +41,18 @@ SetOpt = set_option("workload.think_time_us=10")
 JsonOpt = json_option("progress and logs go to")
 
 
-def _engine(config_engine: str, flag: Engine | None) -> str:
+def _engine(config_engine: str, flag: EngineChoice | None) -> str:
     engine = flag.value if flag is not None else config_engine
-    if engine not in {e.value for e in Engine}:
+    if engine not in {e.value for e in EngineChoice}:
         raise ConfigError(f"sim.engine: the {engine!r} engine is not available in this "
-                          f"version (available: {', '.join(e.value for e in Engine)})")
+                          f"version (available: {', '.join(e.value for e in EngineChoice)})")
     return engine
 
 
 @guarded
 def sim_command(
     config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
-    engine: Annotated[Engine | None, typer.Option(
+    engine: Annotated[EngineChoice | None, typer.Option(
         "--engine", help="simulation engine (default: sim.engine of the config)",
         rich_help_panel=CONFIG_PANEL)] = None,
     sets: SetOpt = None,
@@ -154,7 +154,7 @@ def sweep_command(
     scheduler: Annotated[str | None, typer.Option(
         "--scheduler", metavar="tcp://HOST:PORT", help="run the points on the dask.distributed "
         "cluster of this scheduler instead of local processes")] = None,
-    engine: Annotated[Engine | None, typer.Option(
+    engine: Annotated[EngineChoice | None, typer.Option(
         "--engine", help="simulation engine (default: sim.engine of the config)",
         rich_help_panel=CONFIG_PANEL)] = None,
     sets: SetOpt = None,

@@ -51,7 +51,7 @@ from sim.core.parts import nic_shares_rps
 from sim.engine import ACQUIRE, RELEASE, Engine, Req
 from sim.network import Machine, Network
 from sim.recorder import Recorder
-from sim.workloads.base import Workload
+from sim.workloads.base import WorkloadGenerator
 
 TXN_BATCH = 512
 INF = math.inf
@@ -85,7 +85,8 @@ class TxnSource:
     A batch is kept as flat lists, last transaction first, so taking one is a few pops.
     """
 
-    def __init__(self, workload: Workload, client_id: int, rng: np.random.Generator) -> None:
+    def __init__(self, workload: WorkloadGenerator, client_id: int,
+                 rng: np.random.Generator) -> None:
         self.workload = workload
         self.client_id = client_id
         self.rng = rng
@@ -115,7 +116,7 @@ class TxnSource:
         return locks, modes
 
 
-class Rack:
+class SimpyRack:
     """What a client needs from the rest of the model: clock, network, recorder, and the
     lock manager's entry point (:class:`sim.managers.base.LockManager`): its
     ``packet_handlers``, ``entry_hops`` (1: packets cross a hop to the ToR; 0: the manager
@@ -143,7 +144,7 @@ def _no_hop() -> float:
 class Client:
     """One client process: a closed loop of transactions with leases and retries."""
 
-    def __init__(self, cid: int, rack: Rack, machine: Machine, txns: TxnSource,
+    def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int) -> None:
         self.cid = cid
         self.rack = rack
@@ -590,7 +591,7 @@ def client_machines(n_clients: int, n_machines: int, rate_rps: float) -> list[Ma
     return [Machine(rate) for rate in nic_shares_rps(n_clients, n_machines, rate_rps)]
 
 
-def make_clients(rack: Rack, workload: Workload, params: ClientParams,
+def make_clients(rack: SimpyRack, workload: WorkloadGenerator, params: ClientParams,
                  machines: list[Machine], tenants: list[int], priorities: list[int],
                  seeds: Any) -> list[Client]:
     """One :class:`Client` per entry of ``machines``, each with its own random stream."""

@@ -19,7 +19,7 @@ from netlock.config.schema import (
     Config,
     Failures,
     Lease,
-    Network,
+    NetworkConfig,
     Policy,
     ServerFailure,
     Servers,
@@ -28,7 +28,7 @@ from netlock.config.schema import (
     Switch,
     Tenant,
     Testbed,
-    Workload,
+    WorkloadConfig,
 )
 from netlock.config.typed import KeyInfo, walk_keys
 
@@ -44,7 +44,7 @@ __all__ = [
     "Failures",
     "KeyInfo",
     "Lease",
-    "Network",
+    "NetworkConfig",
     "Policy",
     "ServerFailure",
     "Servers",
@@ -53,7 +53,7 @@ __all__ = [
     "Switch",
     "Tenant",
     "Testbed",
-    "Workload",
+    "WorkloadConfig",
     "config_from_dict",
     "config_keys",
     "default_config",

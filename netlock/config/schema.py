@@ -116,7 +116,7 @@ class Clients:
 
 
 @dataclass(frozen=True)
-class Network:
+class NetworkConfig:
     """The rack network between clients, switch and lock servers."""
 
     rtt_us: float = key(5.0, "client-switch-client round trip, us", min=0.0)
@@ -180,7 +180,7 @@ class Sim:
 
 
 @dataclass(frozen=True)
-class Workload:
+class WorkloadConfig:
     """What the clients ask for."""
 
     kind: str = key("micro", "microbenchmark, TPC-C NewOrder, a recorded trace, or shared "
@@ -266,11 +266,13 @@ class Config:
     switch: Switch = field(default_factory=Switch, metadata={"help": "the lock switch"})
     servers: Servers = field(default_factory=Servers, metadata={"help": "the lock servers"})
     clients: Clients = field(default_factory=Clients, metadata={"help": "the client machines"})
-    network: Network = field(default_factory=Network, metadata={"help": "the rack network"})
+    network: NetworkConfig = field(default_factory=NetworkConfig,
+                                   metadata={"help": "the rack network"})
     lease: Lease = field(default_factory=Lease, metadata={"help": "leases and client retries"})
     policy: Policy = field(default_factory=Policy, metadata={"help": "memory allocation policy"})
     sim: Sim = field(default_factory=Sim, metadata={"help": "the simulation run"})
-    workload: Workload = field(default_factory=Workload, metadata={"help": "the workload"})
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig,
+                                     metadata={"help": "the workload"})
     tenants: tuple[Tenant, ...] = field(
         default=(Tenant(),),
         metadata={"help": "tenants, list of {id, clients, priority, quota_rps, start_s}; "

@@ -37,7 +37,7 @@ from planner.offered import HANDOVER_PASSES, closed_loop_rps
 from planner.partition import partition_locks
 from planner.planning import PlanOptions, plan_from_stats
 from sim.workloads import workload_from_config
-from sim.workloads.base import TxnBatch, Workload
+from sim.workloads.base import TxnBatch, WorkloadGenerator
 from sim.workloads.micro import MicroWorkload
 
 
@@ -46,7 +46,7 @@ class CoarseWorkload:
 
     A transaction takes each coarse lock once, exclusive if any of its locks in it was."""
 
-    def __init__(self, inner: Workload, group: int) -> None:
+    def __init__(self, inner: WorkloadGenerator, group: int) -> None:
         self.inner = inner
         self.group = group
 

@@ -1,11 +1,11 @@
 """Workload generators shared by the simulator and ``netlock trace gen``.
 
-A :class:`Workload` yields transactions as sorted, distinct lock ids with modes; the
+A :class:`WorkloadGenerator` yields transactions as sorted, distinct lock ids with modes; the
 microbenchmark (:class:`MicroWorkload`) and TPC-C NewOrder (:class:`TpccNewOrder`)
 implement it, and :func:`workload_from_config` picks one from a config.
 """
 
-from sim.workloads.base import EXCLUSIVE, SHARED, TxnBatch, Workload
+from sim.workloads.base import EXCLUSIVE, SHARED, TxnBatch, WorkloadGenerator
 from sim.workloads.factory import workload_from_config
 from sim.workloads.micro import MicroWorkload
 from sim.workloads.tpcc import Table, TpccLockSpace, TpccNewOrder, nurand
@@ -19,7 +19,7 @@ __all__ = [
     "TpccLockSpace",
     "TpccNewOrder",
     "TxnBatch",
-    "Workload",
+    "WorkloadGenerator",
     "ZipfSampler",
     "nurand",
     "workload_from_config",

@@ -28,7 +28,7 @@ import numpy as np
 
 from netlock.config import Config
 from netlock.trace import Trace
-from sim.workloads.base import Workload
+from sim.workloads.base import WorkloadGenerator
 from sim.workloads.factory import workload_from_config
 
 WARMUP_REQUESTS = 200_000
@@ -60,7 +60,7 @@ def trace_timing(config: Config) -> TraceTiming:
 
 
 def trace_from_config(cfg: Config, requests: int, seed: int | None = None,
-                      workload: Workload | None = None) -> dict[str, np.ndarray]:
+                      workload: WorkloadGenerator | None = None) -> dict[str, np.ndarray]:
     """The trace ``netlock trace gen`` writes for ``cfg``: its workload, clients, tenants
     and timing (:func:`trace_timing`); ``seed`` defaults to ``sim.seed``. The columns are
     written by :func:`netlock.trace.write_trace`."""
@@ -76,7 +76,7 @@ def trace_from_config(cfg: Config, requests: int, seed: int | None = None,
         client_start_s=np.array([start_s[t] for t in tenants.tolist()]))
 
 
-def generate_trace(workload: Workload, clients: int, requests: int, timing: TraceTiming,
+def generate_trace(workload: WorkloadGenerator, clients: int, requests: int, timing: TraceTiming,
                    rng: np.random.Generator, client_tenant: np.ndarray | None = None,
                    tenant_priority: dict[int, int] | None = None,
                    client_start_s: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -118,7 +118,7 @@ def generate_trace(workload: Workload, clients: int, requests: int, timing: Trac
     return out
 
 
-def _batch(workload: Workload, clients: int, rounds: int, clock: np.ndarray,
+def _batch(workload: WorkloadGenerator, clients: int, rounds: int, clock: np.ndarray,
            timing: TraceTiming, rng: np.random.Generator,
            first_txn: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """``rounds`` transactions per client continuing from ``clock`` (s)."""
@@ -145,8 +145,8 @@ def _batch(workload: Workload, clients: int, rounds: int, clock: np.ndarray,
     return part, clock + per_round.sum(axis=0)
 
 
-def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetch_hops: int,
-                 rng: np.random.Generator) -> tuple[Trace, np.ndarray]:
+def warmup_trace(workload: WorkloadGenerator, config: Config, priorities: list[int],
+                 fetch_hops: int, rng: np.random.Generator) -> tuple[Trace, np.ndarray]:
     """The simulator's synthetic warm-up trace (:mod:`sim.core.pilot`) and the client behind
     each of its requests: every client runs its transactions back to back.
 
