@@ -3,6 +3,7 @@ traffic`` and ``netlock autopilot``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -10,10 +11,12 @@ import numpy as np
 import pandas as pd
 import typer
 
-from hwrunner.autopilot import Autopilot, AutopilotOptions, Round
+from hwrunner.autopilot import Autopilot, AutopilotOptions, Counters, Round
 from hwrunner.compile import render_program
+from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
+from hwrunner.profile import SwitchProfile
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.replay import Replay, ReplayPacer, Requests
 from hwrunner.servers import NoLockServers
@@ -35,6 +38,7 @@ from netlock.cli.common import (
     stderr,
 )
 from netlock.errors import ConfigError, PlanError, TargetError
+from netlock.plan import Plan
 from netlock.plan_io import load_plan, save_plan
 
 TARGET_PANEL = "Target"
@@ -65,6 +69,24 @@ ShiftOpt = Annotated[int, typer.Option(
     "workload's ids (its hot set moved)")]
 
 
+DryRunOpt = Annotated[bool, typer.Option(
+    "--dry-run", help="print the steps and operations the push would send; send none")]
+RowsOpt = Annotated[int, typer.Option(
+    "--rows", min=0, help="with --dry-run: operations shown per batch (0 = all)")]
+ResumeOpt = Annotated[bool, typer.Option(
+    "--resume", help="continue the interrupted push recorded in the journal (or finish its "
+    "rollback)")]
+JournalOpt = Annotated[Path | None, typer.Option(
+    "--journal", help="push journal \\[default: STATE.journal for the emulator, "
+    "netlock-push-HOST-PORT.journal for a switch]")]
+DrainTimeoutOpt = Annotated[float, typer.Option(
+    "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain (then "
+    "roll back)")]
+ServersIdleOpt = Annotated[bool, typer.Option(
+    "--servers-idle", help="the lock servers hold nothing for locks whose server the plan "
+    "changes (drained by you): allow a new partition")]
+
+
 def _report(result: PushResult, as_json: bool) -> None:
     for problem in result.problems:
         stderr(f"netlock: {problem}")
@@ -87,23 +109,12 @@ def push_command(
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
     client_id: ClientIdOpt = 0,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="print the steps and operations the push would send; send none")]
-    = False,
-    rows: Annotated[int, typer.Option(
-        "--rows", min=0, help="with --dry-run: operations shown per batch (0 = all)")] = 4,
-    resume_push: Annotated[bool, typer.Option(
-        "--resume", help="continue the interrupted push recorded in the journal (or finish "
-        "its rollback)")] = False,
-    journal: Annotated[Path | None, typer.Option(
-        "--journal", help="push journal \\[default: STATE.journal for the emulator, "
-        "netlock-push-HOST-PORT.journal for a switch]")] = None,
-    drain_timeout: Annotated[float, typer.Option(
-        "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain "
-        "(then roll back)")] = 10.0,
-    servers_idle: Annotated[bool, typer.Option(
-        "--servers-idle", help="the lock servers hold nothing for locks whose server the plan "
-        "changes (drained by you): allow a new partition")] = False,
+    dry_run: DryRunOpt = False,
+    rows: RowsOpt = 4,
+    resume_push: ResumeOpt = False,
+    journal: JournalOpt = None,
+    drain_timeout: DrainTimeoutOpt = 10.0,
+    servers_idle: ServersIdleOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Install a plan on a switch, moving live locks safely, and verify it by reading back.
@@ -146,18 +157,7 @@ def push_command(
             result = resume(driver, prof, journal_path, servers=servers, options=options,
                             checkpoint=checkpointer(driver, state))
         elif dry_run:
-            program = prepare(driver, prof, plan)
-            if as_json:
-                emit_json({"target": driver.target, "operations": program.operations,
-                           "verified": False, "migrated_locks":
-                           program.migration.migrated_locks, "wall_s": 0.0, "dry_run": True,
-                           "batches": program.batches})
-            else:
-                for line in render_program(program, rows or None):
-                    typer.echo(line)
-                typer.echo(f"{program.operations} operations in {program.batches} batches, "
-                           f"{program.migration.migrated_locks} locks migrated "
-                           f"(dry run: nothing sent)")
+            _dry_run(driver, prof, plan, rows, as_json)
             return
         else:
             result = push(driver, prof, plan, servers=servers, options=options,
@@ -167,6 +167,21 @@ def push_command(
             save_target(driver, state)
         driver.close()
     _report(result, as_json)
+
+
+def _dry_run(driver: Driver, profile: SwitchProfile, plan: Plan, rows: int,
+             as_json: bool) -> None:
+    """Print what a push of ``plan`` would send (``rows`` operations per batch, 0 = all)."""
+    program = prepare(driver, profile, plan)
+    if as_json:
+        emit_json({"target": driver.target, "operations": program.operations,
+                   "verified": False, "migrated_locks": program.migration.migrated_locks,
+                   "wall_s": 0.0, "dry_run": True, "batches": program.batches})
+        return
+    for line in render_program(program, rows or None):
+        typer.echo(line)
+    typer.echo(f"{program.operations} operations in {program.batches} batches, "
+               f"{program.migration.migrated_locks} locks migrated (dry run: nothing sent)")
 
 
 @guarded
@@ -241,6 +256,37 @@ def _stats_value(key: str, value: object, profile: str) -> str:
     return "not computed (needs the request counters and a window)"
 
 
+CountingProfileOpt = Annotated[str | None, typer.Option(
+    "--profile", help="switch profile; the program must count acquires and peak occupancy per "
+    "lock \\[default: the one --state was saved with, else netlock-stats]",
+    rich_help_panel=TARGET_PANEL)]
+IntervalOpt = Annotated[float, typer.Option(
+    "--interval", help="seconds per round (counters are read and reset each round)")]
+MaxRoundsOpt = Annotated[int | None, typer.Option(
+    "--max-rounds", min=1, help="stop after this many rounds \\[default: until Ctrl-C]")]
+MarginOpt = Annotated[float, typer.Option(
+    "--margin", help="migrate only when the new plan's switch rps beats the live layout's by "
+    "this fraction, on two rounds' counters")]
+KeepOpt = Annotated[float, typer.Option(
+    "--keep", help="a switch-resident lock's value counts (1 + KEEP) times when locks compete "
+    "for slots")]
+MemoryOpt = Annotated[float, typer.Option(
+    "--memory", help="fraction of last round's peak occupancy kept when a round's peak is "
+    "lower")]
+SlotsOpt = Annotated[int | None, typer.Option("--slots", help="slot budget \\[default: the "
+                                              "plan's]")]
+ServerCountersOpt = Annotated[Path | None, typer.Option(
+    "--server-counters", help="a .csv/.parquet the lock servers rewrite each round with "
+    "lock_id, requests, peak_occupancy of the locks they serve (without it only "
+    "switch-resident locks are seen)")]
+SavePlanOpt = Annotated[Path | None, typer.Option(
+    "--save-plan", help="write each plan the loop pushes to this file",
+    rich_help_panel=OUTPUT_PANEL)]
+TrafficOpt = Annotated[Path | None, typer.Option(
+    "--traffic", help="emulator only: replay this trace (.csv/.parquet, looped) or config's "
+    "workload (.yaml) as NetLock packets while the loop runs; --interval is then trace time")]
+
+
 @guarded
 def autopilot_command(
     plan_file: Annotated[Path, typer.Argument(
@@ -248,41 +294,19 @@ def autopilot_command(
         "partition frame the new plans")],
     target: TargetOpt = EMULATOR,
     state: StateOpt = None,
-    profile: Annotated[str | None, typer.Option(
-        "--profile", help="switch profile; the program must count acquires and peak "
-        "occupancy per lock \\[default: the one --state was saved with, else netlock-stats]",
-        rich_help_panel=TARGET_PANEL)] = None,
+    profile: CountingProfileOpt = None,
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
     client_id: ClientIdOpt = 0,
-    interval: Annotated[float, typer.Option(
-        "--interval", help="seconds per round (counters are read and reset each round)")]
-    = 10.0,
-    max_rounds: Annotated[int | None, typer.Option(
-        "--max-rounds", min=1, help="stop after this many rounds \\[default: until Ctrl-C]")]
-    = None,
-    margin: Annotated[float, typer.Option(
-        "--margin", help="migrate only when the new plan's switch rps beats the live layout's "
-        "by this fraction, on two rounds' counters")] = AutopilotOptions.margin,
-    keep: Annotated[float, typer.Option(
-        "--keep", help="a switch-resident lock's value counts (1 + KEEP) times when locks "
-        "compete for slots")] = AutopilotOptions.keep,
-    memory: Annotated[float, typer.Option(
-        "--memory", help="fraction of last round's peak occupancy kept when a round's peak is "
-        "lower")] = AutopilotOptions.memory,
-    slots: Annotated[int | None, typer.Option(
-        "--slots", help="slot budget \\[default: the plan's]")] = None,
-    server_counters: Annotated[Path | None, typer.Option(
-        "--server-counters", help="a .csv/.parquet the lock servers rewrite each round with "
-        "lock_id, requests, peak_occupancy of the locks they serve (without it only "
-        "switch-resident locks are seen)")] = None,
-    save_plan_to: Annotated[Path | None, typer.Option(
-        "--save-plan", help="write each plan the loop pushes to this file",
-        rich_help_panel=OUTPUT_PANEL)] = None,
-    traffic: Annotated[Path | None, typer.Option(
-        "--traffic", help="emulator only: replay this trace (.csv/.parquet, looped) or "
-        "config's workload (.yaml) as NetLock packets while the loop runs; --interval is then "
-        "trace time")] = None,
+    interval: IntervalOpt = 10.0,
+    max_rounds: MaxRoundsOpt = None,
+    margin: MarginOpt = AutopilotOptions.margin,
+    keep: KeepOpt = AutopilotOptions.keep,
+    memory: MemoryOpt = AutopilotOptions.memory,
+    slots: SlotsOpt = None,
+    server_counters: ServerCountersOpt = None,
+    save_plan_to: SavePlanOpt = None,
+    traffic: TrafficOpt = None,
     shift: ShiftOpt = 0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -317,27 +341,16 @@ def autopilot_command(
     requests = load_requests(traffic, shift=shift) if traffic is not None else None
     driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
                          geometry=plan.geometry, client_id=client_id)
-    counters = (None if server_counters is None
-                else lambda: read_server_counters(server_counters))
     replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
               if requests is not None and isinstance(driver, EmulatedSwitch) else None)
-
-    def report(done: Round) -> None:
-        stderr(f"netlock: round {done.number}: {done.locks_seen} locks, "
-               f"{done.total_rps:,.0f} rps, switch {done.live_rps:,.0f} rps live vs "
-               f"{done.new_rps:,.0f} planned: "
-               f"{'migrated ' + str(done.push.migrated_locks) + ' locks' if done.push else 'kept'}")
-        if done.push is not None and save_plan_to is not None and pilot.last_plan is not None:
-            save_plan(pilot.last_plan, save_plan_to)
-
     try:
         pilot = Autopilot(driver, prof, plan, options=options,
-                          server_counters=counters or (replay.server_counters if replay else None),
+                          server_counters=_server_counters(server_counters, replay),
                           servers=replay.lock_servers() if replay else None,
                           pacer=ReplayPacer(replay) if replay else None,
                           push_options=replay_push_options(interval) if replay else None,
                           journal_path=default_journal(target, state))
-        rounds = pilot.run(max_rounds, report)
+        rounds = pilot.run(max_rounds, _round_reporter(pilot, save_plan_to))
         if replay is not None:
             replay.finish()
     finally:
@@ -350,6 +363,27 @@ def autopilot_command(
                    "history": [r.to_json() for r in rounds]})
     if any(r.push is not None and not r.push.verified for r in rounds):
         raise typer.Exit(1)
+
+
+def _server_counters(path: Path | None,
+                     replay: Replay | None) -> Callable[[], Counters] | None:
+    """How the loop reads the lock servers' counters: from the file they rewrite, else from
+    the replay's in-process servers, else (None) from the push's lock servers."""
+    if path is not None:
+        return lambda: read_server_counters(path)
+    return replay.server_counters if replay is not None else None
+
+
+def _round_reporter(pilot: Autopilot, save_plan_to: Path | None) -> Callable[[Round], None]:
+    """A line on stderr per round, and the plan just pushed saved to ``save_plan_to``."""
+    def report(done: Round) -> None:
+        stderr(f"netlock: round {done.number}: {done.locks_seen} locks, "
+               f"{done.total_rps:,.0f} rps, switch {done.live_rps:,.0f} rps live vs "
+               f"{done.new_rps:,.0f} planned: "
+               f"{'migrated ' + str(done.push.migrated_locks) + ' locks' if done.push else 'kept'}")
+        if done.push is not None and save_plan_to is not None and pilot.last_plan is not None:
+            save_plan(pilot.last_plan, save_plan_to)
+    return report
 
 
 def replay_push_options(interval_s: float) -> PushOptions:
