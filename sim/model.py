@@ -16,7 +16,8 @@ import pandas as pd
 
 from netlock.config import Config
 from netlock.plan import Plan
-from sim.clients import Client, ClientParams, SimpyRack, client_machines, make_clients
+from sim.client_inputs import ClientParams, SimpyRack, client_machines
+from sim.clients import Client, make_clients
 from sim.core.allocation import Partition
 from sim.core.draws import fault_rng
 from sim.core.parts import client_workload
