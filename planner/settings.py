@@ -69,7 +69,7 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
             slots=config.switch.slots, server_rate_rps=config.servers.capacity_rps,
             policy=config.policy.allocation, contention=config.policy.contention,
             seed=config.sim.seed,
-            hold_time_us=config.client_rtt_us + config.workload.think_time_us,
+            hold_time_us=config.hold_time_us(),
             coarse_group=config.policy.coarse_group,
             handover_us=HANDOVER_PASSES * config.switch.pass_us)
     return replace(base, **{name: value for name, value in flags.items() if value is not None})

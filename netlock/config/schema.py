@@ -302,6 +302,18 @@ class Config:
         round trip plus the client's send and receive processing, us."""
         return self.network.rtt_us + self.clients.tx_us + self.clients.rx_us
 
+    def read_us(self, fetch_hops: int) -> float:
+        """A client's data read after its grants: ``fetch_hops`` one-way hops of the rack
+        network (half its round trip each), us."""
+        return fetch_hops * self.network.rtt_us / 2.0
+
+    def hold_time_us(self, fetch_hops: int = 0) -> float:
+        """Expected time a one-lock request occupies its queue slot: the grant's and the
+        release's hops with the client's receive and send processing, its data read
+        (``fetch_hops`` hops) and its think time, us. The planner's T and the simulator's
+        hold; one definition for both, and for the trace generator's holds."""
+        return self.client_rtt_us + self.read_us(fetch_hops) + self.workload.think_time_us
+
     @property
     def tenant_clients(self) -> tuple[int, ...]:
         """Client processes of each tenant, in ``tenants`` order, with the 0 share resolved."""
