@@ -33,7 +33,7 @@ from netlock.plan import Plan
 from netlock.trace import Trace
 from planner.allocate import server_load_rps
 from planner.measure import LockStats, measure
-from planner.offered import HANDOVER_PASSES, closed_loop_rps
+from planner.offered import closed_loop_rps, handover_us
 from planner.partition import partition_locks
 from planner.planning import PlanOptions, plan_from_stats
 from sim.workloads import workload_from_config
@@ -225,11 +225,11 @@ def offered_stats(stats: LockStats, trace: Trace, config: Config,
     total, rates = measured_rps, measured
     if wl.locks_per_txn == 1:
         exclusive = popularity * float(np.mean(trace.mode == 1))
-        handover_us = hold_us + HANDOVER_PASSES * config.switch.pass_us
+        handover = hold_us + handover_us(config.switch.pass_us)
         caps = [config.clients.machines * config.clients.rate_rps]
         if wl.rate_rps > 0:
             caps.append(wl.clients * wl.rate_rps)
-        total = min(closed_loop_rps(exclusive, wl.clients, handover_us), *caps)
+        total = min(closed_loop_rps(exclusive, wl.clients, handover), *caps)
         rates = "closed-loop"
     return every_lock(stats, popularity, class_share, total), rates, total / measured_rps
 
