@@ -128,7 +128,7 @@ def prepare(driver: Driver, profile: SwitchProfile, plan: Plan) -> Program:
     return program
 
 
-class _Run:
+class _PushRun:
     """One push (or resume) in progress."""
 
     def __init__(self, driver: Driver, profile: SwitchProfile, servers: LockServers,
@@ -339,16 +339,16 @@ class _Run:
                               f"it: run netlock push --resume to finish the rollback") from None
 
 
-STEPS: dict[str, Callable[[_Run, Step, bool], None]] = {
-    "partition": _Run._partition, "transfer": _Run._transfer, "adopt": _Run._adopt,
-    "pause": _Run._pause, "unmap": _Run._unmap, "drain": _Run._drain,
-    "handover": _Run._handover, "quiesce": _Run._quiesce, "install": _Run._install,
-    "map": _Run._map, "admit": _Run._admit}
+STEPS: dict[str, Callable[[_PushRun, Step, bool], None]] = {
+    "partition": _PushRun._partition, "transfer": _PushRun._transfer, "adopt": _PushRun._adopt,
+    "pause": _PushRun._pause, "unmap": _PushRun._unmap, "drain": _PushRun._drain,
+    "handover": _PushRun._handover, "quiesce": _PushRun._quiesce, "install": _PushRun._install,
+    "map": _PushRun._map, "admit": _PushRun._admit}
 """What each phase of :data:`hwrunner.compile.PHASES` does on the switch and the lock
 servers."""
 
 
-def _finish(run: _Run, outcome: str, goal: Layout, migrated: int,
+def _finish(run: _PushRun, outcome: str, goal: Layout, migrated: int,
             started: float) -> PushResult:
     expected = run.journal.live if outcome == "rolled back" else goal
     problems = list(run.problems)
@@ -395,7 +395,7 @@ def push(driver: Driver, profile: SwitchProfile, plan: Plan, *,
                           f"those servers and pass --servers-idle, or keep the live partition")
     migration = program.migration
     journal = Journal(driver.target, profile.name, migration.live, migration.target)
-    run = _Run(driver, profile, servers, options or PushOptions(),
+    run = _PushRun(driver, profile, servers, options or PushOptions(),
                pacer or WallPacer(), journal, journal_path if program.steps else None,
                checkpoint)
     run.problems += earlier
@@ -414,7 +414,7 @@ def resume(driver: Driver, profile: SwitchProfile, journal_path: str | Path, *,
         raise TargetError(f"{journal_path}: records a push to {journal.target} with profile "
                           f"{journal.profile}, not {driver.target} with {profile.name}")
     program = compile_migration(profile, diff(journal.live, journal.goal))
-    run = _Run(driver, profile, servers or NoLockServers(), options or PushOptions(),
+    run = _PushRun(driver, profile, servers or NoLockServers(), options or PushOptions(),
                pacer or WallPacer(), journal, journal_path, checkpoint)
     if journal.direction == FORWARD:
         outcome = run.forward(program, journal.step, fresh=False)

@@ -8,16 +8,16 @@ implement it, and :func:`workload_from_config` picks one from a config.
 from sim.workloads.base import EXCLUSIVE, SHARED, TxnBatch, WorkloadGenerator
 from sim.workloads.factory import workload_from_config
 from sim.workloads.micro import MicroWorkload
-from sim.workloads.tpcc import Table, TpccLockSpace, TpccNewOrder, nurand
+from sim.workloads.tpcc import TpccLockSpace, TpccNewOrder, TpccTable, nurand
 from sim.workloads.zipf import ZipfSampler
 
 __all__ = [
     "EXCLUSIVE",
     "SHARED",
     "MicroWorkload",
-    "Table",
     "TpccLockSpace",
     "TpccNewOrder",
+    "TpccTable",
     "TxnBatch",
     "WorkloadGenerator",
     "ZipfSampler",
