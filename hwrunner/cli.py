@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import pandas as pd
 import typer
 
@@ -18,7 +17,7 @@ from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.profile import SwitchProfile
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
-from hwrunner.replay import Replay, ReplayPacer, Requests
+from hwrunner.replay import Replay, ReplayPacer, load_requests
 from hwrunner.servers import NoLockServers
 from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
 from hwrunner.switch_contents import check_fits
@@ -393,53 +392,33 @@ def replay_push_options(interval_s: float) -> PushOptions:
                        settle_s=1e-5)
 
 
-def load_requests(source: Path, requests: int | None = None, sets: list[str] | None = None,
-                  seed: int | None = None, shift: int = 0) -> Requests:
-    """A trace file's requests (the first ``requests`` of them), or ``requests`` (default
-    100,000) of a config's workload, as ``netlock trace gen`` makes them. ``shift`` rotates
-    lock ids by that much over the workload's ids (the same workload, its hot set moved)."""
-    from netlock.cli.common import parse_sets
-    from netlock.trace import read_trace
-    from planner import settings
-
-    if source.suffix.lower() in (".yaml", ".yml"):
-        from sim.workloads import workload_from_config
-        from sim.workloads.tracegen import trace_from_config
-
-        cfg = settings.run_config(source, parse_sets(sets))
-        cols = trace_from_config(cfg, requests or 100_000, seed, workload_from_config(cfg))
-        lock_id, mode, t_request, t_release = (cols[c] for c in ("lock_id", "mode",
-                                                                  "t_request", "t_release"))
-    else:
-        trace = read_trace(source)
-        first = np.argsort(trace.t_request, kind="stable")[:requests]
-        lock_id, mode, t_request, t_release = (trace.lock_id[first], trace.mode[first],
-                                               trace.t_request[first], trace.t_release[first])
-    if shift:
-        lock_id = (lock_id + shift) % (int(lock_id.max()) + 1)
-    return Requests.of(lock_id, mode, t_request, t_release)
+SourceArg = Annotated[Path, typer.Argument(
+    metavar="TRACE|CONFIG", help="a trace (.csv/.parquet) or a config (.yaml) whose workload "
+    "is generated")]
+EmulatorStateOpt = Annotated[Path, typer.Option(
+    "--state", help="the emulated switch (from netlock push --state); updated in place",
+    rich_help_panel=TARGET_PANEL)]
+RequestsOpt = Annotated[int | None, typer.Option(
+    "--requests", min=1, help="lock requests: with a config, how many to generate "
+    "\\[default: 100000]; with a trace, replay only the first ones")]
+SeedOpt = Annotated[int | None, typer.Option(
+    "--seed", help="with a config: RNG seed \\[default: sim.seed]")]
+CountersOutOpt = Annotated[Path | None, typer.Option(
+    "--server-counters", help="write the lock servers' per-lock counters (lock_id, requests, "
+    "peak_occupancy) to this .csv/.parquet, for netlock autopilot",
+    rich_help_panel=OUTPUT_PANEL)]
 
 
 @guarded
 def traffic_command(
-    source: Annotated[Path, typer.Argument(
-        metavar="TRACE|CONFIG", help="a trace (.csv/.parquet) or a config (.yaml) whose "
-        "workload is generated")],
-    state: Annotated[Path, typer.Option(
-        "--state", help="the emulated switch (from netlock push --state); updated in place",
-        rich_help_panel=TARGET_PANEL)],
+    source: SourceArg,
+    state: EmulatorStateOpt,
     profile: ProfileOpt = None,
-    requests: Annotated[int | None, typer.Option(
-        "--requests", min=1, help="lock requests: with a config, how many to generate "
-        "\\[default: 100000]; with a trace, replay only the first ones")] = None,
+    requests: RequestsOpt = None,
     sets: SetOpt = None,
-    seed: Annotated[int | None, typer.Option(
-        "--seed", help="with a config: RNG seed \\[default: sim.seed]")] = None,
+    seed: SeedOpt = None,
     shift: ShiftOpt = 0,
-    server_counters: Annotated[Path | None, typer.Option(
-        "--server-counters", help="write the lock servers' per-lock counters (lock_id, "
-        "requests, peak_occupancy) to this .csv/.parquet, for netlock autopilot",
-        rich_help_panel=OUTPUT_PANEL)] = None,
+    server_counters: CountersOutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Replay a workload into the emulated switch as NetLock packets.
