@@ -4,9 +4,9 @@ Each round waits ``interval_s``, then reads and resets the per-lock counters of 
 (:func:`hwrunner.stats.read_stats`: acquires and peak occupancy of the locks it holds) and of
 the lock servers (the locks they serve), which give r_i (acquires / window, rps) and c_i (peak
 occupancy, at least 1) for every lock seen. It re-plans with the planner's Algorithm 3
-(:func:`planner.allocate.knapsack_order` and :func:`planner.allocate.fill`) and layout
-(:func:`planner.placement.layout`, keeping live regions in place), keeps the live partition, and
-pushes the new plan (:func:`hwrunner.push.push`) only when that is worth it. Hysteresis keeps
+(:func:`planner.allocate.knapsack_order` and :func:`planner.allocate.fill`) and its plan builder
+(:func:`planner.planning.build_plan`, keeping live regions in place), keeps the live partition,
+and pushes the new plan (:func:`hwrunner.push.push`) only when that is worth it. Hysteresis keeps
 noise from thrashing the switch:
 
 - ``keep``: the value r_i / c_i of a lock the switch holds counts ``1 + keep`` times when the
@@ -38,9 +38,9 @@ from hwrunner.readback import read_live
 from hwrunner.servers import LockServers, NoLockServers
 from hwrunner.stats import read_stats
 from netlock.errors import ConfigError, TargetError
-from netlock.plan import Plan, PlanSummary, SwitchEntries, servers_needed
+from netlock.plan import Plan, SwitchEntries
 from planner.allocate import fill, knapsack_order, switch_rate
-from planner.placement import layout
+from planner.planning import PlanOptions, build_plan
 
 Counters = dict[str, np.ndarray]
 
@@ -80,15 +80,20 @@ class AutopilotOptions:
 
 
 @dataclass(frozen=True, eq=False)
-class Workload:
+class MeasuredLocks:
     """r_i (rps) and c_i (>= 1) of every lock seen, sorted by lock id."""
 
     lock_id: np.ndarray
     rate_rps: np.ndarray
     contention: np.ndarray
 
+    @property
+    def priority(self) -> np.ndarray:
+        """Every lock in priority class 0: the switch's counters are per lock, not per class."""
+        return np.zeros(len(self.lock_id), dtype=np.int64)
 
-def merge_counters(switch: Counters, servers: Counters, window_s: float) -> Workload:
+
+def merge_counters(switch: Counters, servers: Counters, window_s: float) -> MeasuredLocks:
     """One window's workload from the switch's and the servers' counters (a lock counted at
     both, e.g. moved during the window, sums its acquires and takes the larger peak)."""
     ids = np.concatenate([switch["lock_id"], servers["lock_id"]]).astype(np.int64)
@@ -98,10 +103,11 @@ def merge_counters(switch: Counters, servers: Counters, window_s: float) -> Work
     np.add.at(requests, inverse, np.concatenate([switch["requests"], servers["requests"]]))
     np.maximum.at(peak, inverse, np.concatenate([switch["peak_occupancy"],
                                                  servers["peak_occupancy"]]))
-    return Workload(locks, requests / window_s, peak)
+    return MeasuredLocks(locks, requests / window_s, peak)
 
 
-def hold_peaks(previous: Workload | None, window: Workload, memory: float) -> Workload:
+def hold_peaks(previous: MeasuredLocks | None, window: MeasuredLocks,
+               memory: float) -> MeasuredLocks:
     """This window's r_i, and c_i held at ``memory`` times the last estimate when this
     window's peak is lower (peaks over short windows are noisy; a real rise shows at once)."""
     if previous is None or memory <= 0:
@@ -110,7 +116,7 @@ def hold_peaks(previous: Workload | None, window: Workload, memory: float) -> Wo
     held = np.array(window.contention, dtype=np.float64)
     at = np.searchsorted(previous.lock_id, window.lock_id[found])
     held[found] = np.maximum(held[found], memory * previous.contention[at])
-    return Workload(window.lock_id, window.rate_rps, held)
+    return MeasuredLocks(window.lock_id, window.rate_rps, held)
 
 
 def switch_counters(driver: Driver, profile: SwitchProfile) -> Counters:
@@ -135,14 +141,39 @@ class Replan:
     migrate: bool
 
 
-def replan(workload: Workload, live: SwitchEntries, base: Plan,
+def replan(workload: MeasuredLocks, live: SwitchEntries, base: Plan,
            options: AutopilotOptions) -> Replan:
     """The plan Algorithm 3 makes for ``workload`` with sticky live locks, and whether to push.
 
-    ``base`` gives the geometry, the inputs and (unless the switch has one) the partition.
+    ``base`` gives the geometry, the inputs and the partition, which is kept: the lock
+    servers keep their ranges, the live regions their places (:func:`build_plan`).
     """
     budget = base.inputs.slots if options.slots is None else options.slots
     geometry = base.geometry
+    items, held = _with_live_locks(workload, live)
+    boost = np.where(held > 0, 1.0 + options.keep, 1.0)
+    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
+    room = min(budget, capacities[0])
+    slots = fill(knapsack_order(items.rate_rps * boost, items.contention), items.contention,
+                 items.priority, room, capacities)
+    _keep_sizes(slots, held, room)
+    inputs = base.inputs
+    plan = build_plan(items, slots, geometry,
+                      PlanOptions(slots=budget, server_rate_rps=inputs.server_rate_rps,
+                                  contention=inputs.contention, coarse_group=inputs.lock_group),
+                      inputs.hold_time_us, live=replace(base, entries=live),
+                      partition=base.partition)
+    live_rps = switch_rate(items.rate_rps, items.contention,
+                           np.minimum(held, items.contention))
+    new_rps = plan.summary.switch_rps
+    changed = not _same_regions(plan.entries, live)
+    return Replan(plan, live_rps, new_rps, changed, changed and options.worth(new_rps, live_rps))
+
+
+def _with_live_locks(workload: MeasuredLocks,
+                     live: SwitchEntries) -> tuple[MeasuredLocks, np.ndarray]:
+    """``workload`` over the locks it saw and those the switch holds (r_i = 0, c_i = 1 when
+    unseen), c_i rounded up to whole slots, and the slots each holds now."""
     ids = np.union1d(workload.lock_id, live.lock_id)
     rate = np.zeros(len(ids))
     contention = np.ones(len(ids), dtype=np.int64)
@@ -151,29 +182,7 @@ def replan(workload: Workload, live: SwitchEntries, base: Plan,
     contention[seen] = np.maximum(np.ceil(workload.contention - 1e-9), 1)
     held = np.zeros(len(ids), dtype=np.int64)
     held[np.searchsorted(ids, live.lock_id)] = live.slots
-    boost = np.where(held > 0, 1.0 + options.keep, 1.0)
-    priority = np.zeros(len(ids), dtype=np.int64)
-    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
-    room = min(budget, capacities[0])
-    slots = fill(knapsack_order(rate * boost, contention), contention, priority, room,
-                 capacities)
-    _keep_sizes(slots, held, room)
-    chosen = np.flatnonzero(slots > 0)
-    left = layout(ids[chosen], priority[chosen], slots[chosen], geometry, live)
-    entries = SwitchEntries(ids[chosen], slots[chosen], left, left + slots[chosen] - 1,
-                            priority[chosen], rate[chosen], contention[chosen])
-    live_rps = switch_rate(rate, contention, np.minimum(held, contention))
-    new_rps = switch_rate(rate, contention, np.minimum(slots, contention))
-    total = float(rate.sum())
-    server_rps = max(total - new_rps, 0.0)
-    summary = PlanSummary("knapsack", budget, int(entries.slots.sum()), len(ids), len(chosen),
-                          total, new_rps, server_rps,
-                          servers_needed(server_rps, base.inputs.server_rate_rps),
-                          base.inputs.server_rate_rps)
-    plan = Plan(geometry, "knapsack", replace(base.inputs, slots=budget, trace_digest=None),
-                entries, base.partition, summary)
-    changed = not _same_regions(entries, live)
-    return Replan(plan, live_rps, new_rps, changed, changed and options.worth(new_rps, live_rps))
+    return MeasuredLocks(ids, rate, contention), held
 
 
 def _keep_sizes(slots: np.ndarray, held: np.ndarray, room: int) -> None:
@@ -189,7 +198,7 @@ def _keep_sizes(slots: np.ndarray, held: np.ndarray, room: int) -> None:
         spare -= extra
 
 
-def plan_rate(entries: SwitchEntries, workload: Workload) -> float:
+def plan_rate(entries: SwitchEntries, workload: MeasuredLocks) -> float:
     """The switch rate (rps) ``entries`` give ``workload``: sum r_i min(s_i, c_i) / c_i."""
     rate = np.zeros(len(entries))
     contention = np.ones(len(entries), dtype=np.int64)
@@ -255,7 +264,7 @@ class Autopilot:
         self.migrations = 0
         self.last_plan: Plan | None = None
         self.pending: Plan | None = None
-        self.estimate: Workload | None = None
+        self.estimate: MeasuredLocks | None = None
         """The last round's candidate, waiting to be validated on this round's counters."""
         self._reset_at = self._reset()
 

@@ -3,19 +3,21 @@ traffic`` and ``netlock autopilot``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import pandas as pd
 import typer
 
-from hwrunner.autopilot import Autopilot, AutopilotOptions, Round
+from hwrunner.autopilot import Autopilot, AutopilotOptions, Counters, Round
 from hwrunner.compile import render_program
+from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
+from hwrunner.profile import SwitchProfile
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
-from hwrunner.replay import Replay, ReplayPacer, Requests
+from hwrunner.replay import Replay, ReplayPacer, load_requests
 from hwrunner.servers import NoLockServers
 from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
 from hwrunner.switch_contents import check_fits
@@ -35,6 +37,7 @@ from netlock.cli.common import (
     stderr,
 )
 from netlock.errors import ConfigError, PlanError, TargetError
+from netlock.plan import Plan
 from netlock.plan_io import load_plan, save_plan
 
 TARGET_PANEL = "Target"
@@ -65,6 +68,24 @@ ShiftOpt = Annotated[int, typer.Option(
     "workload's ids (its hot set moved)")]
 
 
+DryRunOpt = Annotated[bool, typer.Option(
+    "--dry-run", help="print the steps and operations the push would send; send none")]
+RowsOpt = Annotated[int, typer.Option(
+    "--rows", min=0, help="with --dry-run: operations shown per batch (0 = all)")]
+ResumeOpt = Annotated[bool, typer.Option(
+    "--resume", help="continue the interrupted push recorded in the journal (or finish its "
+    "rollback)")]
+JournalOpt = Annotated[Path | None, typer.Option(
+    "--journal", help="push journal \\[default: STATE.journal for the emulator, "
+    "netlock-push-HOST-PORT.journal for a switch]")]
+DrainTimeoutOpt = Annotated[float, typer.Option(
+    "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain (then "
+    "roll back)")]
+ServersIdleOpt = Annotated[bool, typer.Option(
+    "--servers-idle", help="the lock servers hold nothing for locks whose server the plan "
+    "changes (drained by you): allow a new partition")]
+
+
 def _report(result: PushResult, as_json: bool) -> None:
     for problem in result.problems:
         stderr(f"netlock: {problem}")
@@ -87,23 +108,12 @@ def push_command(
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
     client_id: ClientIdOpt = 0,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="print the steps and operations the push would send; send none")]
-    = False,
-    rows: Annotated[int, typer.Option(
-        "--rows", min=0, help="with --dry-run: operations shown per batch (0 = all)")] = 4,
-    resume_push: Annotated[bool, typer.Option(
-        "--resume", help="continue the interrupted push recorded in the journal (or finish "
-        "its rollback)")] = False,
-    journal: Annotated[Path | None, typer.Option(
-        "--journal", help="push journal \\[default: STATE.journal for the emulator, "
-        "netlock-push-HOST-PORT.journal for a switch]")] = None,
-    drain_timeout: Annotated[float, typer.Option(
-        "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain "
-        "(then roll back)")] = 10.0,
-    servers_idle: Annotated[bool, typer.Option(
-        "--servers-idle", help="the lock servers hold nothing for locks whose server the plan "
-        "changes (drained by you): allow a new partition")] = False,
+    dry_run: DryRunOpt = False,
+    rows: RowsOpt = 4,
+    resume_push: ResumeOpt = False,
+    journal: JournalOpt = None,
+    drain_timeout: DrainTimeoutOpt = 10.0,
+    servers_idle: ServersIdleOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Install a plan on a switch, moving live locks safely, and verify it by reading back.
@@ -146,18 +156,7 @@ def push_command(
             result = resume(driver, prof, journal_path, servers=servers, options=options,
                             checkpoint=checkpointer(driver, state))
         elif dry_run:
-            program = prepare(driver, prof, plan)
-            if as_json:
-                emit_json({"target": driver.target, "operations": program.operations,
-                           "verified": False, "migrated_locks":
-                           program.migration.migrated_locks, "wall_s": 0.0, "dry_run": True,
-                           "batches": program.batches})
-            else:
-                for line in render_program(program, rows or None):
-                    typer.echo(line)
-                typer.echo(f"{program.operations} operations in {program.batches} batches, "
-                           f"{program.migration.migrated_locks} locks migrated "
-                           f"(dry run: nothing sent)")
+            _dry_run(driver, prof, plan, rows, as_json)
             return
         else:
             result = push(driver, prof, plan, servers=servers, options=options,
@@ -167,6 +166,21 @@ def push_command(
             save_target(driver, state)
         driver.close()
     _report(result, as_json)
+
+
+def _dry_run(driver: Driver, profile: SwitchProfile, plan: Plan, rows: int,
+             as_json: bool) -> None:
+    """Print what a push of ``plan`` would send (``rows`` operations per batch, 0 = all)."""
+    program = prepare(driver, profile, plan)
+    if as_json:
+        emit_json({"target": driver.target, "operations": program.operations,
+                   "verified": False, "migrated_locks": program.migration.migrated_locks,
+                   "wall_s": 0.0, "dry_run": True, "batches": program.batches})
+        return
+    for line in render_program(program, rows or None):
+        typer.echo(line)
+    typer.echo(f"{program.operations} operations in {program.batches} batches, "
+               f"{program.migration.migrated_locks} locks migrated (dry run: nothing sent)")
 
 
 @guarded
@@ -241,6 +255,37 @@ def _stats_value(key: str, value: object, profile: str) -> str:
     return "not computed (needs the request counters and a window)"
 
 
+CountingProfileOpt = Annotated[str | None, typer.Option(
+    "--profile", help="switch profile; the program must count acquires and peak occupancy per "
+    "lock \\[default: the one --state was saved with, else netlock-stats]",
+    rich_help_panel=TARGET_PANEL)]
+IntervalOpt = Annotated[float, typer.Option(
+    "--interval", help="seconds per round (counters are read and reset each round)")]
+MaxRoundsOpt = Annotated[int | None, typer.Option(
+    "--max-rounds", min=1, help="stop after this many rounds \\[default: until Ctrl-C]")]
+MarginOpt = Annotated[float, typer.Option(
+    "--margin", help="migrate only when the new plan's switch rps beats the live layout's by "
+    "this fraction, on two rounds' counters")]
+KeepOpt = Annotated[float, typer.Option(
+    "--keep", help="a switch-resident lock's value counts (1 + KEEP) times when locks compete "
+    "for slots")]
+MemoryOpt = Annotated[float, typer.Option(
+    "--memory", help="fraction of last round's peak occupancy kept when a round's peak is "
+    "lower")]
+SlotsOpt = Annotated[int | None, typer.Option("--slots", help="slot budget \\[default: the "
+                                              "plan's]")]
+ServerCountersOpt = Annotated[Path | None, typer.Option(
+    "--server-counters", help="a .csv/.parquet the lock servers rewrite each round with "
+    "lock_id, requests, peak_occupancy of the locks they serve (without it only "
+    "switch-resident locks are seen)")]
+SavePlanOpt = Annotated[Path | None, typer.Option(
+    "--save-plan", help="write each plan the loop pushes to this file",
+    rich_help_panel=OUTPUT_PANEL)]
+TrafficOpt = Annotated[Path | None, typer.Option(
+    "--traffic", help="emulator only: replay this trace (.csv/.parquet, looped) or config's "
+    "workload (.yaml) as NetLock packets while the loop runs; --interval is then trace time")]
+
+
 @guarded
 def autopilot_command(
     plan_file: Annotated[Path, typer.Argument(
@@ -248,41 +293,19 @@ def autopilot_command(
         "partition frame the new plans")],
     target: TargetOpt = EMULATOR,
     state: StateOpt = None,
-    profile: Annotated[str | None, typer.Option(
-        "--profile", help="switch profile; the program must count acquires and peak "
-        "occupancy per lock \\[default: the one --state was saved with, else netlock-stats]",
-        rich_help_panel=TARGET_PANEL)] = None,
+    profile: CountingProfileOpt = None,
     bfrt: BfrtOpt = None,
     device: DeviceOpt = 0,
     client_id: ClientIdOpt = 0,
-    interval: Annotated[float, typer.Option(
-        "--interval", help="seconds per round (counters are read and reset each round)")]
-    = 10.0,
-    max_rounds: Annotated[int | None, typer.Option(
-        "--max-rounds", min=1, help="stop after this many rounds \\[default: until Ctrl-C]")]
-    = None,
-    margin: Annotated[float, typer.Option(
-        "--margin", help="migrate only when the new plan's switch rps beats the live layout's "
-        "by this fraction, on two rounds' counters")] = AutopilotOptions.margin,
-    keep: Annotated[float, typer.Option(
-        "--keep", help="a switch-resident lock's value counts (1 + KEEP) times when locks "
-        "compete for slots")] = AutopilotOptions.keep,
-    memory: Annotated[float, typer.Option(
-        "--memory", help="fraction of last round's peak occupancy kept when a round's peak is "
-        "lower")] = AutopilotOptions.memory,
-    slots: Annotated[int | None, typer.Option(
-        "--slots", help="slot budget \\[default: the plan's]")] = None,
-    server_counters: Annotated[Path | None, typer.Option(
-        "--server-counters", help="a .csv/.parquet the lock servers rewrite each round with "
-        "lock_id, requests, peak_occupancy of the locks they serve (without it only "
-        "switch-resident locks are seen)")] = None,
-    save_plan_to: Annotated[Path | None, typer.Option(
-        "--save-plan", help="write each plan the loop pushes to this file",
-        rich_help_panel=OUTPUT_PANEL)] = None,
-    traffic: Annotated[Path | None, typer.Option(
-        "--traffic", help="emulator only: replay this trace (.csv/.parquet, looped) or "
-        "config's workload (.yaml) as NetLock packets while the loop runs; --interval is then "
-        "trace time")] = None,
+    interval: IntervalOpt = 10.0,
+    max_rounds: MaxRoundsOpt = None,
+    margin: MarginOpt = AutopilotOptions.margin,
+    keep: KeepOpt = AutopilotOptions.keep,
+    memory: MemoryOpt = AutopilotOptions.memory,
+    slots: SlotsOpt = None,
+    server_counters: ServerCountersOpt = None,
+    save_plan_to: SavePlanOpt = None,
+    traffic: TrafficOpt = None,
     shift: ShiftOpt = 0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -317,27 +340,16 @@ def autopilot_command(
     requests = load_requests(traffic, shift=shift) if traffic is not None else None
     driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
                          geometry=plan.geometry, client_id=client_id)
-    counters = (None if server_counters is None
-                else lambda: read_server_counters(server_counters))
     replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
               if requests is not None and isinstance(driver, EmulatedSwitch) else None)
-
-    def report(done: Round) -> None:
-        stderr(f"netlock: round {done.number}: {done.locks_seen} locks, "
-               f"{done.total_rps:,.0f} rps, switch {done.live_rps:,.0f} rps live vs "
-               f"{done.new_rps:,.0f} planned: "
-               f"{'migrated ' + str(done.push.migrated_locks) + ' locks' if done.push else 'kept'}")
-        if done.push is not None and save_plan_to is not None and pilot.last_plan is not None:
-            save_plan(pilot.last_plan, save_plan_to)
-
     try:
         pilot = Autopilot(driver, prof, plan, options=options,
-                          server_counters=counters or (replay.server_counters if replay else None),
+                          server_counters=_server_counters(server_counters, replay),
                           servers=replay.lock_servers() if replay else None,
                           pacer=ReplayPacer(replay) if replay else None,
                           push_options=replay_push_options(interval) if replay else None,
                           journal_path=default_journal(target, state))
-        rounds = pilot.run(max_rounds, report)
+        rounds = pilot.run(max_rounds, _round_reporter(pilot, save_plan_to))
         if replay is not None:
             replay.finish()
     finally:
@@ -352,6 +364,27 @@ def autopilot_command(
         raise typer.Exit(1)
 
 
+def _server_counters(path: Path | None,
+                     replay: Replay | None) -> Callable[[], Counters] | None:
+    """How the loop reads the lock servers' counters: from the file they rewrite, else from
+    the replay's in-process servers, else (None) from the push's lock servers."""
+    if path is not None:
+        return lambda: read_server_counters(path)
+    return replay.server_counters if replay is not None else None
+
+
+def _round_reporter(pilot: Autopilot, save_plan_to: Path | None) -> Callable[[Round], None]:
+    """A line on stderr per round, and the plan just pushed saved to ``save_plan_to``."""
+    def report(done: Round) -> None:
+        stderr(f"netlock: round {done.number}: {done.locks_seen} locks, "
+               f"{done.total_rps:,.0f} rps, switch {done.live_rps:,.0f} rps live vs "
+               f"{done.new_rps:,.0f} planned: "
+               f"{'migrated ' + str(done.push.migrated_locks) + ' locks' if done.push else 'kept'}")
+        if done.push is not None and save_plan_to is not None and pilot.last_plan is not None:
+            save_plan(pilot.last_plan, save_plan_to)
+    return report
+
+
 def replay_push_options(interval_s: float) -> PushOptions:
     """A push beside replayed traffic waits in trace time, where packets arrive at once: poll
     and settle in microseconds, and give up on a drain after one round's traffic."""
@@ -359,53 +392,33 @@ def replay_push_options(interval_s: float) -> PushOptions:
                        settle_s=1e-5)
 
 
-def load_requests(source: Path, requests: int | None = None, sets: list[str] | None = None,
-                  seed: int | None = None, shift: int = 0) -> Requests:
-    """A trace file's requests (the first ``requests`` of them), or ``requests`` (default
-    100,000) of a config's workload, as ``netlock trace gen`` makes them. ``shift`` rotates
-    lock ids by that much over the workload's ids (the same workload, its hot set moved)."""
-    from netlock.cli.common import parse_sets
-    from netlock.trace import read_trace
-    from planner import settings
-
-    if source.suffix.lower() in (".yaml", ".yml"):
-        from sim.workloads import workload_from_config
-        from sim.workloads.tracegen import trace_from_config
-
-        cfg = settings.run_config(source, parse_sets(sets))
-        cols = trace_from_config(cfg, requests or 100_000, seed, workload_from_config(cfg))
-        lock_id, mode, t_request, t_release = (cols[c] for c in ("lock_id", "mode",
-                                                                  "t_request", "t_release"))
-    else:
-        trace = read_trace(source)
-        first = np.argsort(trace.t_request, kind="stable")[:requests]
-        lock_id, mode, t_request, t_release = (trace.lock_id[first], trace.mode[first],
-                                               trace.t_request[first], trace.t_release[first])
-    if shift:
-        lock_id = (lock_id + shift) % (int(lock_id.max()) + 1)
-    return Requests.of(lock_id, mode, t_request, t_release)
+SourceArg = Annotated[Path, typer.Argument(
+    metavar="TRACE|CONFIG", help="a trace (.csv/.parquet) or a config (.yaml) whose workload "
+    "is generated")]
+EmulatorStateOpt = Annotated[Path, typer.Option(
+    "--state", help="the emulated switch (from netlock push --state); updated in place",
+    rich_help_panel=TARGET_PANEL)]
+RequestsOpt = Annotated[int | None, typer.Option(
+    "--requests", min=1, help="lock requests: with a config, how many to generate "
+    "\\[default: 100000]; with a trace, replay only the first ones")]
+SeedOpt = Annotated[int | None, typer.Option(
+    "--seed", help="with a config: RNG seed \\[default: sim.seed]")]
+CountersOutOpt = Annotated[Path | None, typer.Option(
+    "--server-counters", help="write the lock servers' per-lock counters (lock_id, requests, "
+    "peak_occupancy) to this .csv/.parquet, for netlock autopilot",
+    rich_help_panel=OUTPUT_PANEL)]
 
 
 @guarded
 def traffic_command(
-    source: Annotated[Path, typer.Argument(
-        metavar="TRACE|CONFIG", help="a trace (.csv/.parquet) or a config (.yaml) whose "
-        "workload is generated")],
-    state: Annotated[Path, typer.Option(
-        "--state", help="the emulated switch (from netlock push --state); updated in place",
-        rich_help_panel=TARGET_PANEL)],
+    source: SourceArg,
+    state: EmulatorStateOpt,
     profile: ProfileOpt = None,
-    requests: Annotated[int | None, typer.Option(
-        "--requests", min=1, help="lock requests: with a config, how many to generate "
-        "\\[default: 100000]; with a trace, replay only the first ones")] = None,
+    requests: RequestsOpt = None,
     sets: SetOpt = None,
-    seed: Annotated[int | None, typer.Option(
-        "--seed", help="with a config: RNG seed \\[default: sim.seed]")] = None,
+    seed: SeedOpt = None,
     shift: ShiftOpt = 0,
-    server_counters: Annotated[Path | None, typer.Option(
-        "--server-counters", help="write the lock servers' per-lock counters (lock_id, "
-        "requests, peak_occupancy) to this .csv/.parquet, for netlock autopilot",
-        rich_help_panel=OUTPUT_PANEL)] = None,
+    server_counters: CountersOutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Replay a workload into the emulated switch as NetLock packets.

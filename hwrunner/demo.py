@@ -21,7 +21,7 @@ from rich.table import Table
 from netlock.cli.common import emit_json, guarded, parse_sets
 from netlock.cli.console import console
 from netlock.config import Config, load_config, override_config
-from netlock.rack import Rack, ReplayResult, replay_trace
+from netlock.rack import ReplayResult, TimelessRack, replay_trace
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 DEMO_CONFIG = CONFIGS / "demo.yaml"
@@ -79,7 +79,7 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
     for warning in report.warnings:
         log.print(f"      warning: {warning}")
 
-    rack = Rack.from_plan(report.plan, servers=cfg.servers.count)
+    rack = TimelessRack.from_plan(report.plan, servers=cfg.servers.count)
     replay = replay_trace(rack, columns["lock_id"], columns["mode"], columns["t_request"],
                           columns["t_release"], columns["txn_id"], columns["client_id"])
     log.print(f"[3/5] data plane: {replay.granted:,} grants ({replay.granted_by_switch:,} by "

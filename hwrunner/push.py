@@ -128,7 +128,7 @@ def prepare(driver: Driver, profile: SwitchProfile, plan: Plan) -> Program:
     return program
 
 
-class _Run:
+class _PushRun:
     """One push (or resume) in progress."""
 
     def __init__(self, driver: Driver, profile: SwitchProfile, servers: LockServers,
@@ -205,46 +205,69 @@ class _Run:
         return ok | empty
 
     def run_step(self, step: Step, fresh: bool) -> None:
-        rows = step.rows
-        phase = step.phase
-        if phase == "partition":
-            self.send(step.ops if fresh else partition_ops(
-                self.profile, read_partition(self.driver, self.profile),
-                partition_entries(self.profile, self.journal.goal.partition)))
-        elif phase == "transfer":
-            self.servers.begin_transfer(step.moves)
-            self.wait_transfer(step.moves)
-        elif phase == "adopt":
-            self.pacer.wait(self.options.settle_s)
-            self.servers.finish_transfer(step.moves)
-        elif phase in ("pause", "unmap"):
-            live = rows if fresh else rows.take(np.flatnonzero(self.mapped(rows)))
-            ops = step.ops if fresh else step_ops(self.profile, phase, live)
-            self.send(ops)
-            if phase == "pause":
-                self.check(ops, "pause")
-        elif phase == "drain":
-            self.wait_until("drain", rows, self.drained, self.options.drain_timeout_s)
-        elif phase == "handover":
-            self.servers.take_over(rows.lock_id)
-        elif phase == "quiesce":
-            self.servers.begin_move_in(rows.lock_id)
-            self.wait_until("quiesce", rows, lambda r: self.servers.ready_to_move_in(r.lock_id),
-                            self.options.quiesce_timeout_s)
-        elif phase == "install":
-            todo = rows if fresh else rows.take(np.flatnonzero(~self.mapped(rows)))
-            ops = step.ops if fresh else step_ops(self.profile, phase, todo)
-            self.send(ops)
-            self.check(ops, "install")
-        elif phase == "map":
-            todo = rows if fresh else rows.take(np.flatnonzero(~self.mapped(rows)))
-            size = self.profile.batch_size
-            for start in range(0, len(todo), size):
-                self.map_batch(todo.take(np.arange(start, min(start + size, len(todo)))))
-            self.pacer.wait(self.options.settle_s)
-            self.servers.mapped(rows.lock_id)
-        elif phase == "admit":
-            self.servers.admit(rows.lock_id)
+        """Run one step. ``fresh``: the switch is as the program expects (the first attempt of
+        a new push), so the compiled operations are sent; otherwise (a retry, a resume) they
+        are recomputed from what the switch holds now, so a step runs twice safely."""
+        STEPS[step.phase](self, step, fresh)
+
+    def _partition(self, step: Step, fresh: bool) -> None:
+        self.send(step.ops if fresh else partition_ops(
+            self.profile, read_partition(self.driver, self.profile),
+            partition_entries(self.profile, self.journal.goal.partition)))
+
+    def _transfer(self, step: Step, fresh: bool) -> None:
+        self.servers.begin_transfer(step.moves)
+        self.wait_transfer(step.moves)
+
+    def _adopt(self, step: Step, fresh: bool) -> None:
+        self.pacer.wait(self.options.settle_s)
+        self.servers.finish_transfer(step.moves)
+
+    def _pause(self, step: Step, fresh: bool) -> None:
+        self.check(self._send_for(step, fresh, mapped=True), "pause")
+
+    def _unmap(self, step: Step, fresh: bool) -> None:
+        self._send_for(step, fresh, mapped=True)
+
+    def _drain(self, step: Step, fresh: bool) -> None:
+        self.wait_until("drain", step.rows, self.drained, self.options.drain_timeout_s)
+
+    def _handover(self, step: Step, fresh: bool) -> None:
+        self.servers.take_over(step.rows.lock_id)
+
+    def _quiesce(self, step: Step, fresh: bool) -> None:
+        self.servers.begin_move_in(step.rows.lock_id)
+        self.wait_until("quiesce", step.rows,
+                        lambda r: self.servers.ready_to_move_in(r.lock_id),
+                        self.options.quiesce_timeout_s)
+
+    def _install(self, step: Step, fresh: bool) -> None:
+        self.check(self._send_for(step, fresh, mapped=False), "install")
+
+    def _map(self, step: Step, fresh: bool) -> None:
+        todo = self._rows_for(step, fresh, mapped=False)
+        size = self.profile.batch_size
+        for start in range(0, len(todo), size):
+            self.map_batch(todo.take(np.arange(start, min(start + size, len(todo)))))
+        self.pacer.wait(self.options.settle_s)
+        self.servers.mapped(step.rows.lock_id)
+
+    def _admit(self, step: Step, fresh: bool) -> None:
+        self.servers.admit(step.rows.lock_id)
+
+    def _rows_for(self, step: Step, fresh: bool, mapped: bool) -> Layout:
+        """The step's rows still to do: all when ``fresh``, else those whose lock-table entry
+        is (``mapped``) or is not there now."""
+        if fresh:
+            return step.rows
+        return step.rows.take(np.flatnonzero(self.mapped(step.rows) == mapped))
+
+    def _send_for(self, step: Step, fresh: bool, mapped: bool) -> tuple[Operation, ...]:
+        """Send the step's operations (recomputed for :meth:`_rows_for` unless ``fresh``)."""
+        ops = step.ops if fresh else step_ops(self.profile, step.phase,
+                                              self._rows_for(step, fresh, mapped))
+        self.send(ops)
+        return ops
 
     def map_batch(self, rows: Layout) -> None:
         """Hand-over, server-held count and lock-table entries of ``rows``. Requests that
@@ -316,7 +339,16 @@ class _Run:
                               f"it: run netlock push --resume to finish the rollback") from None
 
 
-def _finish(run: _Run, outcome: str, goal: Layout, migrated: int,
+STEPS: dict[str, Callable[[_PushRun, Step, bool], None]] = {
+    "partition": _PushRun._partition, "transfer": _PushRun._transfer, "adopt": _PushRun._adopt,
+    "pause": _PushRun._pause, "unmap": _PushRun._unmap, "drain": _PushRun._drain,
+    "handover": _PushRun._handover, "quiesce": _PushRun._quiesce, "install": _PushRun._install,
+    "map": _PushRun._map, "admit": _PushRun._admit}
+"""What each phase of :data:`hwrunner.compile.PHASES` does on the switch and the lock
+servers."""
+
+
+def _finish(run: _PushRun, outcome: str, goal: Layout, migrated: int,
             started: float) -> PushResult:
     expected = run.journal.live if outcome == "rolled back" else goal
     problems = list(run.problems)
@@ -363,7 +395,7 @@ def push(driver: Driver, profile: SwitchProfile, plan: Plan, *,
                           f"those servers and pass --servers-idle, or keep the live partition")
     migration = program.migration
     journal = Journal(driver.target, profile.name, migration.live, migration.target)
-    run = _Run(driver, profile, servers, options or PushOptions(),
+    run = _PushRun(driver, profile, servers, options or PushOptions(),
                pacer or WallPacer(), journal, journal_path if program.steps else None,
                checkpoint)
     run.problems += earlier
@@ -382,7 +414,7 @@ def resume(driver: Driver, profile: SwitchProfile, journal_path: str | Path, *,
         raise TargetError(f"{journal_path}: records a push to {journal.target} with profile "
                           f"{journal.profile}, not {driver.target} with {profile.name}")
     program = compile_migration(profile, diff(journal.live, journal.goal))
-    run = _Run(driver, profile, servers or NoLockServers(), options or PushOptions(),
+    run = _PushRun(driver, profile, servers or NoLockServers(), options or PushOptions(),
                pacer or WallPacer(), journal, journal_path, checkpoint)
     if journal.direction == FORWARD:
         outcome = run.forward(program, journal.step, fresh=False)

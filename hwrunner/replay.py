@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -224,3 +225,30 @@ class ReplayPacer:
 
     def wait(self, seconds: float) -> None:
         self.replay.run_until(self.replay.now_us + max(int(seconds * 1e6), 1))
+
+
+def load_requests(source: Path, requests: int | None = None, sets: list[str] | None = None,
+                  seed: int | None = None, shift: int = 0) -> Requests:
+    """A trace file's requests (the first ``requests`` of them), or ``requests`` (default
+    100,000) of a config's workload, as ``netlock trace gen`` makes them. ``shift`` rotates
+    lock ids by that much over the workload's ids (the same workload, its hot set moved)."""
+    from netlock.cli.common import parse_sets
+    from netlock.trace import read_trace
+    from planner import settings
+
+    if source.suffix.lower() in (".yaml", ".yml"):
+        from sim.workloads import workload_from_config
+        from sim.workloads.tracegen import trace_from_config
+
+        cfg = settings.run_config(source, parse_sets(sets))
+        cols = trace_from_config(cfg, requests or 100_000, seed, workload_from_config(cfg))
+        lock_id, mode, t_request, t_release = (cols[c] for c in ("lock_id", "mode",
+                                                                  "t_request", "t_release"))
+    else:
+        trace = read_trace(source)
+        first = np.argsort(trace.t_request, kind="stable")[:requests]
+        lock_id, mode, t_request, t_release = (trace.lock_id[first], trace.mode[first],
+                                               trace.t_request[first], trace.t_release[first])
+    if shift:
+        lock_id = (lock_id + shift) % (int(lock_id.max()) + 1)
+    return Requests.of(lock_id, mode, t_request, t_release)

@@ -43,7 +43,7 @@ class RackTally:
         return self.switch_passes / self.switch_packets if self.switch_packets else 0.0
 
 
-class Rack:
+class TimelessRack:
     """A switch data plane and ``servers``; ``server_of(lock_id)`` names a lock's server."""
 
     def __init__(self, switch: SwitchDataPlane, servers: Sequence[LockServer],
@@ -56,7 +56,7 @@ class Rack:
         """When a list is given, every switch packet's pass count is appended to it."""
 
     @classmethod
-    def from_plan(cls, plan: Plan, servers: int | None = None) -> Rack:
+    def from_plan(cls, plan: Plan, servers: int | None = None) -> TimelessRack:
         """A fresh rack with ``plan``'s regions installed and its partition as routing."""
         switch = SwitchDataPlane(plan.geometry)
         for row in plan.entries.rows():
@@ -139,7 +139,7 @@ class ReplayResult:
         return out
 
 
-def replay_trace(rack: Rack, lock_id: Sequence[int], mode: Sequence[int],
+def replay_trace(rack: TimelessRack, lock_id: Sequence[int], mode: Sequence[int],
                  t_request: Sequence[float], t_release: Sequence[float],
                  txn_id: Sequence[int], client_id: Sequence[int]) -> ReplayResult:
     """Replay trace rows (times in s) through ``rack`` in time order.

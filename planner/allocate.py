@@ -65,3 +65,10 @@ def allocate(rate_rps: np.ndarray, contention: np.ndarray, priority: np.ndarray,
 def switch_rate(rate_rps: np.ndarray, contention: np.ndarray, slots: np.ndarray) -> float:
     """The objective sum r_i s_i / c_i: the request rate the switch guarantees, rps."""
     return float(np.sum(rate_rps * (slots / contention)))
+
+
+def server_load_rps(rate_rps: np.ndarray, contention: np.ndarray,
+                    slots: np.ndarray) -> np.ndarray:
+    """Per item, the rate the switch leaves to the lock servers, r_i (1 - min(s_i, c_i) / c_i)
+    (rps): what the lock-id ranges of :mod:`planner.partition` balance."""
+    return rate_rps * (1.0 - np.minimum(slots, contention) / contention)

@@ -27,10 +27,13 @@ from netlock.cli.console import status
 from netlock.errors import ConfigError, PlanError
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
 
+    from netlock.geometry import SwitchGeometry
+    from netlock.plan import Plan
     from planner.coarse import CoarseOption
-    from planner.planning import PlanReport
+    from planner.planning import PlanOptions, PlanReport
 
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", help="config file (YAML); flags given on the command line win",
@@ -51,46 +54,58 @@ def _coarse(text: str | None) -> int | str | None:
                           f"got {text!r}") from None
 
 
+TraceArg = Annotated[Path, typer.Argument(help="workload trace, .csv or .parquet (columns: "
+                                          "docs/formats.md, Workload trace)")]
+OutOpt = Annotated[Path, typer.Option("--out", help="plan file to write (YAML; a Parquet side "
+                                      "file is added for large plans)",
+                                      rich_help_panel=OUTPUT_PANEL)]
+SlotsOpt = Annotated[int | None, typer.Option(
+    "--slots", help="switch slots the plan may use (default: switch.slots, else 100000)")]
+ServerRateOpt = Annotated[float | None, typer.Option(
+    "--server-rate", help="requests/s one lock server completes (default: servers.rate_rps, "
+    "else 18e6)")]
+PolicyOpt = Annotated[str | None, typer.Option(
+    "--policy", help="knapsack (Algorithm 3) or random (default: policy.allocation)")]
+ContentionOpt = Annotated[str | None, typer.Option(
+    "--contention", help="c_i statistic of measured concurrency: max, p999, p99, p95, ... "
+    "(default: policy.contention, else max)")]
+CoarseOpt = Annotated[str | None, typer.Option(
+    "--coarse", help="locks per coarse-grained lock (uniform workloads), or auto to pick the "
+    "best (default: policy.coarse_group, else 1)")]
+HoldOpt = Annotated[float | None, typer.Option(
+    "--hold-us", help="hold time T for the S/T bound, us (default: network.rtt_us + "
+    "clients.tx_us + clients.rx_us + workload.think_time_us, else the trace's mean)")]
+TraceRatesOpt = Annotated[bool, typer.Option(
+    "--trace-rates", help="keep the trace's r_i as they are, for a trace recorded from a "
+    "running rack (its requests already waited); by default --config scales a demand trace's "
+    "r_i to what the config's clients offer (planner/offered.py)")]
+PrioritiesOpt = Annotated[int | None, typer.Option(
+    "--priorities", help="priority classes of the switch (default: switch.priorities, else 1)")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="seed of the random policy "
+                                             "(default: sim.seed, else 0)")]
+LiveOpt = Annotated[Path | None, typer.Option(
+    "--live", help="the plan installed now: keep its regions in place where possible and "
+    "print the migration to the new plan", rich_help_panel=OUTPUT_PANEL)]
+PlotOpt = Annotated[Path | None, typer.Option(
+    "--plot", help="also draw the layout and load split to this PNG",
+    rich_help_panel=OUTPUT_PANEL)]
+
+
 @guarded
 def plan_command(
-    trace: Annotated[Path, typer.Argument(help="workload trace, .csv or .parquet "
-                                          "(columns: docs/formats.md, Workload trace)")],
-    out: Annotated[Path, typer.Option("--out", help="plan file to write (YAML; a Parquet "
-                                      "side file is added for large plans)",
-                                      rich_help_panel=OUTPUT_PANEL)],
-    slots: Annotated[int | None, typer.Option(
-        "--slots", help="switch slots the plan may use (default: switch.slots, else 100000)")]
-    = None,
-    server_rate: Annotated[float | None, typer.Option(
-        "--server-rate", help="requests/s one lock server completes (default: "
-        "servers.rate_rps, else 18e6)")] = None,
-    policy: Annotated[str | None, typer.Option(
-        "--policy", help="knapsack (Algorithm 3) or random (default: policy.allocation)")]
-    = None,
-    contention: Annotated[str | None, typer.Option(
-        "--contention", help="c_i statistic of measured concurrency: max, p999, p99, p95, "
-        "... (default: policy.contention, else max)")] = None,
-    coarse: Annotated[str | None, typer.Option(
-        "--coarse", help="locks per coarse-grained lock (uniform workloads), or auto to pick "
-        "the best (default: policy.coarse_group, else 1)")] = None,
-    hold_us: Annotated[float | None, typer.Option(
-        "--hold-us", help="hold time T for the S/T bound, us (default: network.rtt_us + "
-        "clients.tx_us + clients.rx_us + workload.think_time_us, else the trace's mean)")] = None,
-    trace_rates: Annotated[bool, typer.Option(
-        "--trace-rates", help="keep the trace's r_i as they are, for a trace recorded from a "
-        "running rack (its requests already waited); by default --config scales a demand "
-        "trace's r_i to what the config's clients offer (planner/offered.py)")] = False,
-    priorities: Annotated[int | None, typer.Option(
-        "--priorities", help="priority classes of the switch (default: switch.priorities, "
-        "else 1)")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="seed of the random policy "
-                                             "(default: sim.seed, else 0)")] = None,
-    live: Annotated[Path | None, typer.Option(
-        "--live", help="the plan installed now: keep its regions in place where possible "
-        "and print the migration to the new plan", rich_help_panel=OUTPUT_PANEL)] = None,
-    plot: Annotated[Path | None, typer.Option(
-        "--plot", help="also draw the layout and load split to this PNG",
-        rich_help_panel=OUTPUT_PANEL)] = None,
+    trace: TraceArg,
+    out: OutOpt,
+    slots: SlotsOpt = None,
+    server_rate: ServerRateOpt = None,
+    policy: PolicyOpt = None,
+    contention: ContentionOpt = None,
+    coarse: CoarseOpt = None,
+    hold_us: HoldOpt = None,
+    trace_rates: TraceRatesOpt = False,
+    priorities: PrioritiesOpt = None,
+    seed: SeedOpt = None,
+    live: LiveOpt = None,
+    plot: PlotOpt = None,
     config: ConfigOpt = None,
     sets: SetOpt = None,
     as_json: JsonOpt = False,
@@ -114,12 +129,8 @@ def plan_command(
 
     from netlock.memory import Need, check_fits
     from netlock.plan_io import load_plan
-    from netlock.trace import read_trace, trace_digest
     from planner import settings
-    from planner.coarse import best_group, score_groups
     from planner.placement import SLOT_BYTES
-    from planner.planning import make_plan
-    from planner.report import migration_table, render
 
     cfg = settings.optional_config(config, parse_sets(sets))
     geometry = settings.plan_geometry(cfg, slots, priorities)
@@ -137,11 +148,31 @@ def plan_command(
     if found:
         raise ConfigError(found)
     live_plan = load_plan(live) if live is not None else None
+    console = make_console(stderr=as_json)
+    report = _planned(trace, geometry, options, group == "auto", live_plan, str(live),
+                      console)
+    if plot is not None:
+        from planner.plot import plot_plan
+
+        plot_plan(report, plot)
+    _save(report, out)
+    _print(report, console, out, plot, as_json)
+
+
+def _planned(trace: Path, geometry: SwitchGeometry, options: PlanOptions, auto_group: bool,
+             live: Plan | None, live_source: str, console: Console) -> PlanReport:
+    """Read ``trace`` and plan it (``auto_group``: with the best coarse-lock group, whose
+    table is printed), with status lines when the trace is large."""
+    from dataclasses import replace
+
+    from netlock.trace import read_trace, trace_digest
+    from planner.coarse import best_group, score_groups
+    from planner.planning import make_plan
+
     large = trace.is_file() and trace.stat().st_size >= LARGE_TRACE_BYTES
     with status(f"reading {trace}", terminal_only=True) if large else nullcontext():
         data = read_trace(trace)
-    console = make_console(stderr=as_json)
-    if group == "auto":
+    if auto_group:
         scored = score_groups(data, geometry, options.slots, options.server_rate_rps,
                               options.contention)
         chosen = best_group(scored)
@@ -149,13 +180,15 @@ def plan_command(
         options = replace(options, coarse_group=chosen.group)
     with status(f"planning {len(data):,} requests", terminal_only=True) if large \
             else nullcontext():
-        report = make_plan(data, geometry, options, live_plan, trace_digest(trace),
-                           live_source=str(live))
-    if plot is not None:
-        from planner.plot import plot_plan
+        return make_plan(data, geometry, options, live, trace_digest(trace),
+                         live_source=live_source)
 
-        plot_plan(report, plot)
-    _save(report, out)
+
+def _print(report: PlanReport, console: Console, out: Path, plot: Path | None,
+           as_json: bool) -> None:
+    """The plan's report, or with ``as_json`` its summary on stdout and the rest on stderr."""
+    from planner.report import migration_table, render
+
     if as_json:
         for warning in report.warnings:
             stderr(f"netlock: warning: {warning}")

@@ -45,6 +45,12 @@ HANDOVER_PASSES = 2
 next waiter's grant leaving it: one pass dequeues the release, its resubmit grants the next
 request (Algorithm 2)."""
 
+
+def handover_us(pass_us: float) -> float:
+    """The switch's time an exclusive hand-over adds to a hold (us): :data:`HANDOVER_PASSES`
+    passes of ``pass_us`` each."""
+    return HANDOVER_PASSES * pass_us
+
 _DENSE_IDS_PER_REQUEST = 8
 """Count exclusive requests per lock with a table over the ids (8 bytes per id) when there
 are at most this many ids per request (plus 1M), else by sorting."""

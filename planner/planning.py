@@ -10,14 +10,22 @@ servers are added or removed), and, when a live plan is given, the migration fro
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 
 from netlock.errors import ConfigError, PlanError, TraceError
 from netlock.geometry import SwitchGeometry
-from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries, servers_needed
+from netlock.plan import (
+    PartitionRange,
+    Plan,
+    PlanInputs,
+    PlanSummary,
+    SwitchEntries,
+    servers_needed,
+)
 from netlock.trace import Trace
-from planner.allocate import POLICIES, allocate, switch_rate
+from planner.allocate import POLICIES, allocate, server_load_rps, switch_rate
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
 from planner.offered import closed_loop_rps, exclusive_shares
@@ -135,47 +143,91 @@ def plan_from_stats(stats: LockStats, geometry: SwitchGeometry, options: PlanOpt
                     hold_time_us: float, live: Plan | None = None,
                     digest: str | None = None, rates: str = "trace",
                     rate_scale: float = 1.0) -> tuple[Plan, np.ndarray]:
-    """Allocate (Algorithm 3 or random), lay out, size and partition from measured r_i and
-    c_i (``stats``); also returns the slots given to each item of ``stats``. ``rates`` and
-    ``rate_scale`` say where r_i came from (:class:`netlock.plan.PlanSummary`)."""
+    """Allocate (Algorithm 3 or random) from measured r_i and c_i (``stats``), then build the
+    plan (:func:`build_plan`); also returns the slots given to each item of ``stats``.
+    ``rates`` and ``rate_scale`` say where r_i came from (:class:`netlock.plan.PlanSummary`)."""
     capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
     slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
                      capacities, options.policy, options.seed)
-    entries = _entries(stats, slots, geometry, live)
-    total = float(stats.rate_rps.sum())
-    switch = min(switch_rate(stats.rate_rps, stats.contention, slots), total)
+    plan = build_plan(stats, slots, geometry, options, hold_time_us, live=live, digest=digest,
+                      rates=rates, rate_scale=rate_scale)
+    return plan, slots
+
+
+class PlanItems(Protocol):
+    """Per-item r_i (rps) and c_i, items sorted by (lock_id, priority): a
+    :class:`planner.measure.LockStats`, or the locks the autopilot measured on a switch."""
+
+    @property
+    def lock_id(self) -> np.ndarray: ...
+
+    @property
+    def priority(self) -> np.ndarray: ...
+
+    @property
+    def rate_rps(self) -> np.ndarray: ...
+
+    @property
+    def contention(self) -> np.ndarray: ...
+
+
+def build_plan(items: PlanItems, slots: np.ndarray, geometry: SwitchGeometry,
+               options: PlanOptions, hold_time_us: float | None, *, live: Plan | None = None,
+               partition: tuple[PartitionRange, ...] | None = None, digest: str | None = None,
+               rates: str = "trace", rate_scale: float = 1.0) -> Plan:
+    """The plan giving each item of ``items`` its ``slots``: the one builder of plans, for
+    ``netlock plan``, the simulator's pilot and the autopilot.
+
+    The regions are laid out keeping ``live``'s in place where possible; the summary's switch
+    rate is sum r_i min(s_i, c_i) / c_i and the lock servers needed carry the rest at
+    ``options.server_rate_rps``. ``partition`` is kept as given (the autopilot cannot add or
+    remove lock servers); None splits the lock ids over the servers needed, keeping
+    ``live``'s ranges as far as that count allows (:func:`planner.partition.keep_partition`).
+    """
+    entries = _entries(items, slots, geometry, live)
+    total = float(items.rate_rps.sum())
+    switch = min(switch_rate(items.rate_rps, items.contention,
+                             np.minimum(slots, items.contention)), total)
     server = max(total - switch, 0.0)
     needed = servers_needed(server, options.server_rate_rps)
-    load = stats.rate_rps * (1.0 - slots / stats.contention)
+    if partition is None:
+        partition = _partition(items, slots, max(needed, 1), live)
     plan = Plan(
         geometry=geometry, policy=options.policy,
         inputs=PlanInputs(slots=options.slots, server_rate_rps=options.server_rate_rps,
                           trace_digest=digest, contention=options.contention,
                           hold_time_us=hold_time_us, lock_group=options.coarse_group),
-        entries=entries,
-        partition=(keep_partition(live.partition, stats.lock_id, load, max(needed, 1))
-                   if live is not None and live.partition
-                   else partition_locks(stats.lock_id, load, max(needed, 1))),
+        entries=entries, partition=partition,
         summary=PlanSummary(
             policy=options.policy, slots_total=options.slots,
-            slots_used=int(entries.slots.sum()), locks_total=_distinct(stats.lock_id),
+            slots_used=int(entries.slots.sum()), locks_total=_distinct(items.lock_id),
             locks_in_switch=_distinct(entries.lock_id), total_rps=total, switch_rps=switch,
             server_rps=server, servers_needed=needed, server_rate=options.server_rate_rps,
             rates=rates, rate_scale=rate_scale))
     bug = plan.problem()
     if bug:
         raise PlanError(f"internal: the computed plan is inconsistent: row {bug[0]}: {bug[1]}")
-    return plan, slots
+    return plan
 
 
-def _entries(stats: LockStats, slots: np.ndarray, geometry: SwitchGeometry,
+def _partition(items: PlanItems, slots: np.ndarray, servers: int,
+               live: Plan | None) -> tuple[PartitionRange, ...]:
+    """The lock ids over ``servers`` by the load the switch leaves them, ``live``'s ranges
+    kept where it has some."""
+    load = server_load_rps(items.rate_rps, items.contention, slots)
+    if live is not None and live.partition:
+        return keep_partition(live.partition, items.lock_id, load, servers)
+    return partition_locks(items.lock_id, load, servers)
+
+
+def _entries(items: PlanItems, slots: np.ndarray, geometry: SwitchGeometry,
              live: Plan | None) -> SwitchEntries:
     chosen = np.flatnonzero(slots > 0)
-    left = layout(stats.lock_id[chosen], stats.priority[chosen], slots[chosen], geometry,
+    left = layout(items.lock_id[chosen], items.priority[chosen], slots[chosen], geometry,
                   None if live is None else live.entries)
-    return SwitchEntries(lock_id=stats.lock_id[chosen], slots=slots[chosen], left=left,
-                         right=left + slots[chosen] - 1, priority=stats.priority[chosen],
-                         rate_rps=stats.rate_rps[chosen], contention=stats.contention[chosen])
+    return SwitchEntries(lock_id=items.lock_id[chosen], slots=slots[chosen], left=left,
+                         right=left + slots[chosen] - 1, priority=items.priority[chosen],
+                         rate_rps=items.rate_rps[chosen], contention=items.contention[chosen])
 
 
 def _distinct(lock_id: np.ndarray) -> int:

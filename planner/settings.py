@@ -13,7 +13,7 @@ from pathlib import Path
 from netlock.config import Config, default_config, load_config
 from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
-from planner.offered import HANDOVER_PASSES
+from planner.offered import handover_us
 from planner.planning import PlanOptions
 
 PAPER_SLOTS = 100_000
@@ -69,8 +69,8 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
             slots=config.switch.slots, server_rate_rps=config.servers.capacity_rps,
             policy=config.policy.allocation, contention=config.policy.contention,
             seed=config.sim.seed,
-            hold_time_us=config.client_rtt_us + config.workload.think_time_us,
+            hold_time_us=config.hold_time_us(),
             coarse_group=config.policy.coarse_group,
-            handover_us=HANDOVER_PASSES * config.switch.pass_us)
+            handover_us=handover_us(config.switch.pass_us))
     return replace(base, **{name: value for name, value in flags.items() if value is not None})
 

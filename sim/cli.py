@@ -32,29 +32,49 @@ from sim.run import run_engine
 from sim.sweep import claim_out, grid_points, parse_grid, run_sweep
 
 
-class Engine(str, Enum):
+class EngineChoice(str, Enum):
     simpy = "simpy"
     fast = "fast"
 
 
 SetOpt = set_option("workload.think_time_us=10")
 JsonOpt = json_option("progress and logs go to")
+EngineOpt = Annotated[EngineChoice | None, typer.Option(
+    "--engine", help="simulation engine (default: sim.engine of the config)",
+    rich_help_panel=CONFIG_PANEL)]
+GridOpt = Annotated[list[str], typer.Option(
+    "--grid", metavar="KEY=V1,V2,...", help="a grid axis: a dotted key and its values "
+    "(repeatable; the grid is their product)")]
+SweepOutOpt = Annotated[Path, typer.Option(
+    "--out", help="folder for results.parquet/.csv, the PNG plots and points/",
+    rich_help_panel=OUTPUT_PANEL)]
+WorkersOpt = Annotated[int | None, typer.Option(
+    "--workers", help="local worker processes (default: the CPU count)", min=1)]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", metavar="tcp://HOST:PORT", help="run the points on the dask.distributed "
+    "cluster of this scheduler instead of local processes")]
+ResumeOpt = Annotated[bool, typer.Option(
+    "--resume", help="continue the sweep under --out: skip the points already finished")]
+ForceOpt = Annotated[bool, typer.Option(
+    "--force", help="replace an earlier sweep under --out (without it, or --resume, an --out "
+    "holding one is refused)")]
+CommonSeedOpt = Annotated[bool, typer.Option(
+    "--common-seed", help="run every point with the base sim.seed instead of a seed derived "
+    "from the point's values")]
 
 
-def _engine(config_engine: str, flag: Engine | None) -> str:
+def _engine(config_engine: str, flag: EngineChoice | None) -> str:
     engine = flag.value if flag is not None else config_engine
-    if engine not in {e.value for e in Engine}:
+    if engine not in {e.value for e in EngineChoice}:
         raise ConfigError(f"sim.engine: the {engine!r} engine is not available in this "
-                          f"version (available: {', '.join(e.value for e in Engine)})")
+                          f"version (available: {', '.join(e.value for e in EngineChoice)})")
     return engine
 
 
 @guarded
 def sim_command(
     config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
-    engine: Annotated[Engine | None, typer.Option(
-        "--engine", help="simulation engine (default: sim.engine of the config)",
-        rich_help_panel=CONFIG_PANEL)] = None,
+    engine: EngineOpt = None,
     sets: SetOpt = None,
     as_json: JsonOpt = False,
     out: Annotated[Path | None, typer.Option(
@@ -143,30 +163,15 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @guarded
 def sweep_command(
     config: Annotated[Path, typer.Argument(help="base experiment config (YAML)")],
-    grid: Annotated[list[str], typer.Option(
-        "--grid", metavar="KEY=V1,V2,...", help="a grid axis: a dotted key and its values "
-        "(repeatable; the grid is their product)")],
-    out: Annotated[Path, typer.Option(
-        "--out", help="folder for results.parquet/.csv, the PNG plots and points/",
-        rich_help_panel=OUTPUT_PANEL)],
-    workers: Annotated[int | None, typer.Option(
-        "--workers", help="local worker processes (default: the CPU count)", min=1)] = None,
-    scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", metavar="tcp://HOST:PORT", help="run the points on the dask.distributed "
-        "cluster of this scheduler instead of local processes")] = None,
-    engine: Annotated[Engine | None, typer.Option(
-        "--engine", help="simulation engine (default: sim.engine of the config)",
-        rich_help_panel=CONFIG_PANEL)] = None,
+    grid: GridOpt,
+    out: SweepOutOpt,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
+    engine: EngineOpt = None,
     sets: SetOpt = None,
-    resume: Annotated[bool, typer.Option(
-        "--resume", help="continue the sweep under --out: skip the points already finished")]
-    = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="replace an earlier sweep under --out (without it, or --resume, an "
-        "--out holding one is refused)")] = False,
-    common_seed: Annotated[bool, typer.Option(
-        "--common-seed", help="run every point with the base sim.seed instead of a seed "
-        "derived from the point's values")] = False,
+    resume: ResumeOpt = False,
+    force: ForceOpt = False,
+    common_seed: CommonSeedOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a grid of simulations in parallel, then write a results table and plots.

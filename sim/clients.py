@@ -23,9 +23,9 @@ client's clock is the ``now`` passed down, never the engine's.
 
 On a network that duplicates or reorders packets (:class:`sim.network.Faults`) a client
 sends each packet with its own delay draw, the network may add a copy or hold the packet
-back (:meth:`Client.send_faulty`, :meth:`Client.receive_faulty`), and every grant goes
-through :func:`netlock.client.grant_verdict` as an event: a copy of a grant it holds is
-ignored, a grant of a copied acquire is handed back under its own slot.
+back (:mod:`sim.client_faults`), and every grant goes through
+:func:`netlock.client.grant_verdict` as an event: a copy of a grant it holds is ignored, a
+grant of a copied acquire is handed back under its own slot.
 
 Clients know only the lock manager's packet entry point and the network; nothing here is
 specific to NetLock.
@@ -34,7 +34,6 @@ specific to NetLock.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,103 +46,19 @@ from netlock.client import (
     backoff_slots,
     grant_verdict,
 )
-from sim.core.parts import nic_shares_rps
-from sim.engine import ACQUIRE, RELEASE, Engine, Req
-from sim.network import Machine, Network
-from sim.recorder import Recorder
-from sim.workloads.base import Workload
+from sim.client_faults import FaultyLinks
+from sim.client_inputs import BURST_US, ClientParams, SimpyRack, TxnSource
+from sim.engine import ACQUIRE, RELEASE, Req
+from sim.network import Machine
+from sim.workloads.base import WorkloadGenerator
 
-TXN_BATCH = 512
 INF = math.inf
-BURST_US = 0.1
-"""Packets leaving one NIC within this many us of each other travel as one burst."""
 
 
-@dataclass(frozen=True)
-class ClientParams:
-    """Timing shared by all clients, in us; ``fetch_hops`` = 0 when no data read is
-    modelled; ``tx_us`` / ``rx_us``: the client's own processing of each packet it sends /
-    receives. ``timeout_us`` and ``lease_us`` make an attempt's timeout
-    (:func:`netlock.client.attempt_timeout_us`); a retry waits
-    ``backoff_slots(seed, client, n, slots) * slot_us``."""
-
-    think_us: float
-    lease_us: float
-    timeout_us: float
-    fetch_hops: int
-    gap_per_lock_us: float
-    seed: int
-    backoff_slot_us: float
-    backoff_slots: int
-    tx_us: float
-    rx_us: float
-
-
-class TxnSource:
-    """One client's transactions, drawn from the workload in vectorised batches.
-
-    A batch is kept as flat lists, last transaction first, so taking one is a few pops.
-    """
-
-    def __init__(self, workload: Workload, client_id: int, rng: np.random.Generator) -> None:
-        self.workload = workload
-        self.client_id = client_id
-        self.rng = rng
-        self.sizes: list[int] = []
-        self.locks: list[int] = []
-        self.modes: list[int] = []
-
-    def _refill(self) -> None:
-        batch = self.workload.sample_txns(TXN_BATCH, self.rng,
-                                          np.full(TXN_BATCH, self.client_id, dtype=np.int64))
-        self.sizes = batch.sizes[::-1].tolist()
-        self.locks = batch.lock_ids[::-1].tolist()
-        self.modes = batch.modes[::-1].tolist()
-
-    def next(self) -> tuple[list[int], list[int]]:
-        """The next transaction as ``(lock ids, modes)``, lock ids ascending and distinct."""
-        if not self.sizes:
-            self._refill()
-        n = self.sizes.pop()
-        if n == 1:
-            return [self.locks.pop()], [self.modes.pop()]
-        locks = self.locks[-n:]
-        modes = self.modes[-n:]
-        del self.locks[-n:], self.modes[-n:]
-        locks.reverse()
-        modes.reverse()
-        return locks, modes
-
-
-class Rack:
-    """What a client needs from the rest of the model: clock, network, recorder, and the
-    lock manager's entry point (:class:`sim.managers.base.LockManager`): its
-    ``packet_handlers``, ``entry_hops`` (1: packets cross a hop to the ToR; 0: the manager
-    runs in the client's own library) and, if it has one, its ``backoff_us(client)`` rule
-    for the wait before an aborted transaction is retried (else the client's rule of
-    :func:`netlock.client.backoff_slots`)."""
-
-    def __init__(self, engine: Engine, network: Network, recorder: Recorder,
-                 manager: Any) -> None:
-        self.engine = engine
-        self.network = network
-        self.recorder = recorder
-        self.packet_handlers = manager.packet_handlers
-        self.entry_hops = manager.entry_hops
-        self.entry_hop = network.hop if manager.entry_hops else _no_hop
-        self.backoff_us = getattr(manager, "backoff_us", None)
-        self.next_rid = 0
-
-
-def _no_hop() -> float:
-    """The delay into a lock manager that runs in the client's library (us)."""
-    return 0.0
-
-
-class Client:
+class Client(FaultyLinks):
     """One client process: a closed loop of transactions with leases and retries."""
 
-    def __init__(self, cid: int, rack: Rack, machine: Machine, txns: TxnSource,
+    def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int) -> None:
         self.cid = cid
         self.rack = rack
@@ -267,76 +182,6 @@ class Client:
         if first is not None:
             self.deliver_at(first, handlers, up.arrival(last + delay))
 
-    def send_faulty(self, packets: list[Req], now: float) -> None:
-        """:meth:`send_burst` over a network that duplicates or reorders: each packet
-        draws its delay, then its fault; a held-back packet travels alone, outside the
-        burst and the link's order; a copy follows its packet one hop delay later."""
-        machine = self.machine
-        gap = machine.gap_us
-        t = machine.free_at
-        if t < now + self.tx_us:
-            t = now + self.tx_us
-        hop = self.network.hop
-        draw = self.faults.draw
-        handlers = self.rack.packet_handlers
-        up = machine.up
-        first = prev = None
-        start = last = delay = 0.0
-        for req in packets:
-            if first is not None and t - start > BURST_US:
-                self.deliver_at(first, handlers, up.arrival(last + delay))
-                first = None
-            acquire = not req.op
-            d = hop()
-            if d >= 0:
-                copy, extra = draw()
-                if copy:
-                    self.send_copy(req, t + d, handlers)
-                req.follow = None
-                if extra > 0:
-                    self.faults.reordered += 1
-                    self.deliver_at(req, handlers, t + d + extra)
-                else:
-                    if first is None:
-                        first = req
-                        start = t
-                        delay = d
-                    else:
-                        prev.follow = req
-                    prev = req
-                    last = t
-            if acquire:
-                t += gap
-        machine.free_at = t
-        if first is not None:
-            self.deliver_at(first, handlers, up.arrival(last + delay))
-
-    def send_copy(self, req: Req, after: float, handlers: list) -> None:
-        """The network's copy of ``req`` (whose own arrival, link order aside, is
-        ``after``): one more hop delay later, outside the link's order."""
-        faults = self.faults
-        d = self.network.hop()
-        if d < 0:
-            return
-        _, extra = faults.draw()
-        faults.copies += 1
-        if extra > 0:
-            faults.reordered += 1
-        twin = req.copy()
-        twin.follow = None
-        self.deliver_at(twin, handlers, after + d + extra)
-
-    def receive_faulty(self, req: Req, t: float) -> None:
-        """A grant that would reach this client at ``t`` crosses a faulty down link."""
-        copy, extra = self.faults.draw()
-        if copy:
-            self.send_copy(req, t, self.grant_handlers)
-        if extra > 0:
-            self.faults.reordered += 1
-            self.deliver_at(req, self.grant_handlers, t + extra)
-            return
-        self.deliver_at(req, self.grant_handlers, self.machine.down.arrival(t))
-
     def receive(self, req: Req, t: float, granted_at: float,
                 lease_us: float | None = None) -> None:
         """A grant made at ``granted_at`` will reach this client at ``t`` over its FIFO
@@ -369,6 +214,12 @@ class Client:
             else:
                 self.deliver_at(req, self.grant_handlers, t)
             return
+        self.commit_one(req, t)
+
+    def commit_one(self, req: Req, t: float) -> None:
+        """:meth:`receive`'s inline path: the grant ``req`` completes a one-lock attempt at
+        client time ``t``; commit it and send its release with the next transaction's
+        acquires, one burst (on a lossless network written out for two packets)."""
         tenant = self.tenant
         cid = self.cid
         start = self.txn_start
@@ -380,34 +231,7 @@ class Client:
         if not (source.sizes and source.sizes[-1] == 1):
             self.send_burst([req, *self.next_txn(t)], t)
             return
-        source.sizes.pop()
-        locks, modes = self.one_lock, self.one_mode
-        locks[0] = source.locks.pop()
-        modes[0] = source.modes.pop()
-        self.locks = locks
-        self.modes = modes
-        self.txn_start = t
-        self.attempt = attempt = self.attempt + 1
-        self.pending = len(locks)
-        rack = self.rack
-        rid = rack.next_rid
-        rack.next_rid = rid + 1
-        new = self.spare
-        if new is None:
-            new = Req(rid, self, attempt, locks[0], modes[0], tenant, self.priority, t)
-        else:
-            self.spare = None
-            new.rid = rid
-            new.attempt = attempt
-            new.lock = locks[0]
-            new.mode = modes[0]
-            new.t_created = t
-            new.op = ACQUIRE
-            new.source = -1
-        self.deadline = deadline = t + self.timeout_one_us
-        if self.timer_at == INF:
-            self.timer_at = deadline
-            self.at(deadline, self.on_timer)
+        new = self.next_one_lock(t)
         if self.lossy:
             self.send_burst([req, new], t)
             return
@@ -426,6 +250,41 @@ class Client:
         else:
             up.last = arrival
         self.deliver_at(req, self.rack.packet_handlers, arrival)
+
+    def next_one_lock(self, t: float) -> Req:
+        """The next transaction, drawn at client time ``t`` and known to take one lock: its
+        acquire (the spare request reused when there is one), its deadline and timer. What
+        :meth:`next_txn` does, without the lists of a many-lock transaction."""
+        source = self.txns
+        source.sizes.pop()
+        locks, modes = self.one_lock, self.one_mode
+        locks[0] = source.locks.pop()
+        modes[0] = source.modes.pop()
+        self.locks = locks
+        self.modes = modes
+        self.txn_start = t
+        self.attempt = attempt = self.attempt + 1
+        self.pending = len(locks)
+        rack = self.rack
+        rid = rack.next_rid
+        rack.next_rid = rid + 1
+        new = self.spare
+        if new is None:
+            new = Req(rid, self, attempt, locks[0], modes[0], self.tenant, self.priority, t)
+        else:
+            self.spare = None
+            new.rid = rid
+            new.attempt = attempt
+            new.lock = locks[0]
+            new.mode = modes[0]
+            new.t_created = t
+            new.op = ACQUIRE
+            new.source = -1
+        self.deadline = deadline = t + self.timeout_one_us
+        if self.timer_at == INF:
+            self.timer_at = deadline
+            self.at(deadline, self.on_timer)
+        return new
 
     def on_grant(self, req: Req) -> None:
         """A grant arrived (an event): use it, ignore it or hand it back
@@ -585,12 +444,7 @@ class Client:
                                 if lock not in using]
 
 
-def client_machines(n_clients: int, n_machines: int, rate_rps: float) -> list[Machine]:
-    """Each client's NIC share (:func:`sim.core.parts.nic_shares_rps`)."""
-    return [Machine(rate) for rate in nic_shares_rps(n_clients, n_machines, rate_rps)]
-
-
-def make_clients(rack: Rack, workload: Workload, params: ClientParams,
+def make_clients(rack: SimpyRack, workload: WorkloadGenerator, params: ClientParams,
                  machines: list[Machine], tenants: list[int], priorities: list[int],
                  seeds: Any) -> list[Client]:
     """One :class:`Client` per entry of ``machines``, each with its own random stream."""

@@ -16,7 +16,8 @@ import pandas as pd
 
 from netlock.config import Config
 from netlock.plan import Plan
-from sim.clients import Client, ClientParams, Rack, client_machines, make_clients
+from sim.client_inputs import ClientParams, SimpyRack, client_machines
+from sim.clients import Client, make_clients
 from sim.core.allocation import Partition
 from sim.core.draws import fault_rng
 from sim.core.parts import client_workload
@@ -26,11 +27,11 @@ from sim.core.spec import run_spec
 from sim.engine import Engine
 from sim.managers.base import LockManager
 from sim.managers.context import ManagerContext
-from sim.managers.netlock.failures import schedule_failures
+from sim.managers.netlock_rack.failures import schedule_failures
 from sim.managers.registry import make_manager
 from sim.network import Faults, Network
 from sim.recorder import Recorder
-from sim.workloads import Workload
+from sim.workloads import WorkloadGenerator
 
 ENGINE = "simpy"
 FLUSH_EVERY_US = 500.0
@@ -47,7 +48,7 @@ class Model:
     recorder: Recorder
     manager: LockManager
     clients: list[Client]
-    workload: Workload
+    workload: WorkloadGenerator
     plan: Plan
     hold_us: float
     probe_rng: np.random.Generator
@@ -137,7 +138,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
     tenant_of = {t.id: t for t in config.tenants}
     tenants = list(config.client_tenants)
     manager = make_manager(ManagerContext(engine, network, config, spec, plan, partition))
-    rack = Rack(engine, network, recorder, manager)
+    rack = SimpyRack(engine, network, recorder, manager)
     cl = config.clients
     # The clients' per-packet send and receive processing applies to lock packets that
     # leave the machine; a design in the client's own library is entered by a call and

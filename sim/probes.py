@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.managers.netlock.switch import SwitchProbe
+from sim.managers.netlock_rack.switch import SwitchProbe
 from sim.model import Model
 
 

@@ -20,7 +20,7 @@ from netlock.config.schema import (
     Config,
     Failures,
     Lease,
-    Network,
+    NetworkConfig,
     Policy,
     ServerFailure,
     Servers,
@@ -29,7 +29,7 @@ from netlock.config.schema import (
     Switch,
     Tenant,
     Testbed,
-    Workload,
+    WorkloadConfig,
 )
 from netlock.config.typed import KeyInfo, walk_keys
 
@@ -45,7 +45,7 @@ __all__ = [
     "Failures",
     "KeyInfo",
     "Lease",
-    "Network",
+    "NetworkConfig",
     "Policy",
     "ServerFailure",
     "Servers",
@@ -54,7 +54,7 @@ __all__ = [
     "Switch",
     "Tenant",
     "Testbed",
-    "Workload",
+    "WorkloadConfig",
     "config_from_dict",
     "config_keys",
     "default_config",

@@ -116,7 +116,7 @@ class Clients:
 
 
 @dataclass(frozen=True)
-class Network:
+class NetworkConfig:
     """The rack network between clients, switch and lock servers."""
 
     rtt_us: float = key(5.0, "client-switch-client round trip, us", min=0.0)
@@ -180,7 +180,7 @@ class Sim:
 
 
 @dataclass(frozen=True)
-class Workload:
+class WorkloadConfig:
     """What the clients ask for."""
 
     kind: str = key("micro", "microbenchmark, TPC-C NewOrder, a recorded trace, or shared "
@@ -266,11 +266,13 @@ class Config:
     switch: Switch = field(default_factory=Switch, metadata={"help": "the lock switch"})
     servers: Servers = field(default_factory=Servers, metadata={"help": "the lock servers"})
     clients: Clients = field(default_factory=Clients, metadata={"help": "the client machines"})
-    network: Network = field(default_factory=Network, metadata={"help": "the rack network"})
+    network: NetworkConfig = field(default_factory=NetworkConfig,
+                                   metadata={"help": "the rack network"})
     lease: Lease = field(default_factory=Lease, metadata={"help": "leases and client retries"})
     policy: Policy = field(default_factory=Policy, metadata={"help": "memory allocation policy"})
     sim: Sim = field(default_factory=Sim, metadata={"help": "the simulation run"})
-    workload: Workload = field(default_factory=Workload, metadata={"help": "the workload"})
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig,
+                                     metadata={"help": "the workload"})
     tenants: tuple[Tenant, ...] = field(
         default=(Tenant(),),
         metadata={"help": "tenants, list of {id, clients, priority, quota_rps, start_s}; "
@@ -299,6 +301,18 @@ class Config:
         """A request's round trip as its client sees it: the network's client-switch-client
         round trip plus the client's send and receive processing, us."""
         return self.network.rtt_us + self.clients.tx_us + self.clients.rx_us
+
+    def read_us(self, fetch_hops: int) -> float:
+        """A client's data read after its grants: ``fetch_hops`` one-way hops of the rack
+        network (half its round trip each), us."""
+        return fetch_hops * self.network.rtt_us / 2.0
+
+    def hold_time_us(self, fetch_hops: int = 0) -> float:
+        """Expected time a one-lock request occupies its queue slot: the grant's and the
+        release's hops with the client's receive and send processing, its data read
+        (``fetch_hops`` hops) and its think time, us. The planner's T and the simulator's
+        hold; one definition for both, and for the trace generator's holds."""
+        return self.client_rtt_us + self.read_us(fetch_hops) + self.workload.think_time_us
 
     @property
     def tenant_clients(self) -> tuple[int, ...]:

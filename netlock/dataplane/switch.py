@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from netlock.dataplane import kernels
+from netlock.dataplane.counters import SwitchCounters
 from netlock.dataplane.layout import (
     C_EXPIRED,
     C_HEADER,
@@ -24,13 +25,10 @@ from netlock.dataplane.layout import (
     C_PASSES,
     C_QUOTA_POLICY,
     C_RELEASE_CHECK,
-    C_TRACE_FULL,
-    C_TRACE_LEN,
     C_TRACE_ON,
     L_CLASSES,
     L_LOCK_ID,
     L_PAUSED,
-    L_REQUESTS,
     N_OUT_COLS,
     O_CLIENT,
     O_COUNT,
@@ -47,7 +45,6 @@ from netlock.dataplane.layout import (
     QUOTA_DEFER,
     QUOTA_DROP,
     R_COUNT,
-    R_GRANTED,
     R_HEAD,
     R_LEFT,
     R_NOTIFIED,
@@ -79,7 +76,7 @@ class Outcome:
     passes: int
 
 
-class SwitchDataPlane:
+class SwitchDataPlane(SwitchCounters):
     """One NetLock switch: shared queue regions per (lock, priority), holders, quotas, leases.
 
     ``quota_policy`` is ``"drop"`` or ``"defer"`` (what over-quota acquires get);
@@ -435,54 +432,6 @@ class SwitchDataPlane:
             have[...] = given
         self.ctl[:C_HEADER] = np.asarray(snap["ctl"])[:C_HEADER]
         self._rebuild_table()
-
-    # --- statistics -----------------------------------------------------------------------------
-
-    def occupancy(self, lock_id: int) -> list[dict[str, int]]:
-        """Per region of the lock: bounds, q1 length, holders, q2 length, peak q1 + q2."""
-        i = self._index(lock_id)
-        fields = {"left": R_LEFT, "right": R_RIGHT, "count": R_COUNT, "granted": R_GRANTED,
-                  "server_held": R_SERVER_HELD, "peak": R_PEAK, "head": R_HEAD}
-        return [{"priority": c, **{k: int(self.regions[c, i, col]) for k, col in fields.items()}}
-                for c in self._classes(i)]
-
-    def counters(self) -> dict[str, np.ndarray]:
-        """Per resident lock (sorted by id): acquires seen, peak and current q1 + q2 length."""
-        ids = np.array(self.resident_locks, dtype=np.int64)
-        idx = np.array([self._table[x] for x in ids], dtype=np.int64)
-        present = self.regions[:, idx, R_LEFT] >= 0
-        occ = (self.regions[:, idx, R_COUNT] + self.regions[:, idx, R_SERVER_HELD]) * present
-        return {"lock_id": ids, "requests": self.locks[idx, L_REQUESTS].copy(),
-                "peak_occupancy": (self.regions[:, idx, R_PEAK] * present).max(axis=0,
-                                                                              initial=0),
-                "occupancy": occ.sum(axis=0)}
-
-    def set_counters(self, lock_id: int, requests: int | None = None,
-                     peak_occupancy: int | None = None) -> None:
-        """Write the lock's request counter or its class-0 peak occupancy, as the control
-        plane writes those registers (values it read earlier, or 0)."""
-        i = self._index(lock_id)
-        if requests is not None:
-            self.locks[i, L_REQUESTS] = requests
-        if peak_occupancy is not None:
-            self.regions[0, i, R_PEAK] = peak_occupancy
-
-    def reset_counters(self) -> None:
-        """Start a new measurement window for the request and peak-occupancy counters."""
-        self.locks[:, L_REQUESTS] = 0
-        self.regions[:, :, R_PEAK] = self.regions[:, :, R_COUNT] + self.regions[:, :,
-                                                                               R_SERVER_HELD]
-
-    def access_trace(self) -> np.ndarray:
-        """Recorded register accesses as rows ``(pass, register array id, index)``."""
-        if self.ctl[C_TRACE_FULL]:
-            raise RuntimeError("the access trace overflowed; raise trace_capacity")
-        n = int(self.ctl[C_TRACE_LEN])
-        return self.ctl[C_HEADER:C_HEADER + 3 * n].reshape(n, 3).copy()
-
-    def clear_trace(self) -> None:
-        self.ctl[C_TRACE_LEN] = 0
-        self.ctl[C_TRACE_FULL] = 0
 
     # --- internals ------------------------------------------------------------------------------
 

@@ -31,12 +31,13 @@ import pandas as pd
 from netlock.config import Config
 from netlock.plan import Plan
 from netlock.trace import Trace
+from planner.allocate import server_load_rps
 from planner.measure import LockStats, measure
-from planner.offered import HANDOVER_PASSES, closed_loop_rps
+from planner.offered import closed_loop_rps, handover_us
 from planner.partition import partition_locks
 from planner.planning import PlanOptions, plan_from_stats
 from sim.workloads import workload_from_config
-from sim.workloads.base import TxnBatch, Workload
+from sim.workloads.base import TxnBatch, WorkloadGenerator
 from sim.workloads.micro import MicroWorkload
 
 
@@ -45,7 +46,7 @@ class CoarseWorkload:
 
     A transaction takes each coarse lock once, exclusive if any of its locks in it was."""
 
-    def __init__(self, inner: Workload, group: int) -> None:
+    def __init__(self, inner: WorkloadGenerator, group: int) -> None:
         self.inner = inner
         self.group = group
 
@@ -157,8 +158,8 @@ def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,
         coarse_group=config.policy.coarse_group)
     plan, given = plan_from_stats(stats, geometry, options, hold_us, rates=rates,
                                   rate_scale=scale)
-    load = stats.rate_rps * (1.0 - given / np.maximum(stats.contention, 1))
-    return plan, partition(stats.lock_id, load, config)
+    return plan, partition(stats.lock_id,
+                           server_load_rps(stats.rate_rps, stats.contention, given), config)
 
 
 def random_share(stats: LockStats, config: Config, slots: int) -> int:
@@ -224,11 +225,11 @@ def offered_stats(stats: LockStats, trace: Trace, config: Config,
     total, rates = measured_rps, measured
     if wl.locks_per_txn == 1:
         exclusive = popularity * float(np.mean(trace.mode == 1))
-        handover_us = hold_us + HANDOVER_PASSES * config.switch.pass_us
+        handover = hold_us + handover_us(config.switch.pass_us)
         caps = [config.clients.machines * config.clients.rate_rps]
         if wl.rate_rps > 0:
             caps.append(wl.clients * wl.rate_rps)
-        total = min(closed_loop_rps(exclusive, wl.clients, handover_us), *caps)
+        total = min(closed_loop_rps(exclusive, wl.clients, handover), *caps)
         rates = "closed-loop"
     return every_lock(stats, popularity, class_share, total), rates, total / measured_rps
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from sim.core.allocation import CoarseWorkload
-from sim.workloads import Workload, workload_from_config
+from sim.workloads import WorkloadGenerator, workload_from_config
 from sim.workloads.replay import TraceWorkload
 
 
-def make_workload(config: Config) -> Workload:
+def make_workload(config: Config) -> WorkloadGenerator:
     """The workload ``workload.kind`` names: a generator, or a recorded trace replayed."""
     if config.workload.kind == "trace":
         return TraceWorkload.from_file(config.workload.trace, config.workload.clients)
     return workload_from_config(config)
 
 
-def client_workload(config: Config) -> Workload:
+def client_workload(config: Config) -> WorkloadGenerator:
     """The transactions the clients run: the workload, with its locks merged into coarse
     locks when ``policy.coarse_group`` > 1."""
     workload = make_workload(config)

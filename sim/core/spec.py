@@ -37,14 +37,6 @@ class RunSpec:
     """Each client's priority class."""
 
 
-def hold_time_us(config: Config, fetch_hops: int) -> float:
-    """Expected time a one-lock request occupies its queue slot: grant and release hops with
-    the client's receive and send processing, data read (``fetch_hops`` hops) and think
-    time, in us."""
-    hop = config.network.rtt_us / 2.0
-    return config.client_rtt_us + fetch_hops * hop + config.workload.think_time_us
-
-
 def lease_guard_us(config: Config) -> float:
     """How long before its lease ends a client stops using a lock (us): a release must
     reach the switch before the lease sweep could hand the lock to someone else, so the
@@ -89,7 +81,7 @@ def run_spec(config: Config) -> RunSpec:
         raise ConfigError(f"{config.source}: lease.us: {lease:g} us is too short: clients keep "
                           f"{guard:g} us of margin (a round trip plus ten jitter deviations) "
                           f"before a lease ends")
-    read_us = fetch_hops * config.network.rtt_us / 2.0
+    read_us = config.read_us(fetch_hops)
     longest = longest_hold_us(most_locks_per_txn(config), config.clients.timeout_us,
                               config.workload.think_time_us, read_us) + guard
     if lease <= longest:
@@ -101,5 +93,5 @@ def run_spec(config: Config) -> RunSpec:
     return RunSpec(fetch_hops=fetch_hops, grant_extra_hops=2 if one_rtt else 0,
                    client_lease_us=lease - guard,
                    gap_per_lock_us=1e6 / rate_rps if rate_rps > 0 else 0.0,
-                   hold_us=hold_time_us(config, fetch_hops),
+                   hold_us=config.hold_time_us(fetch_hops),
                    priorities=tuple(tenant_of[t].priority for t in config.client_tenants))

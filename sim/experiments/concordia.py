@@ -176,7 +176,7 @@ def plot_migration(table: pd.DataFrame) -> MplFigure:
 
 
 @dataclass
-class Outcome:
+class ExperimentOutcome:
     """An experiment's table, its checks and the files written."""
 
     name: str
@@ -194,7 +194,7 @@ CHECKS = {"concordia-sharing": (sharing_checks, plot_sharing),
           "concordia-migration": (migration_checks, plot_migration)}
 
 
-def run_and_write(name: str, scale: str, workers: int, out: str | Path) -> Outcome:
+def run_and_write(name: str, scale: str, workers: int, out: str | Path) -> ExperimentOutcome:
     """Run experiment ``name`` and write ``NAME.csv``, ``NAME.png`` and ``NAME.json`` (its
     checks and the commit it was made at) under ``out``, each atomically."""
     checks_of, plot = CHECKS[name]
@@ -210,4 +210,4 @@ def run_and_write(name: str, scale: str, workers: int, out: str | Path) -> Outco
            "checks": [c.to_dict() for c in checks],
            "points": json.loads(table.to_json(orient="records"))}
     atomic.write_text(files[2], json.dumps(doc, indent=1) + "\n")
-    return Outcome(name, scale, table, checks, files)
+    return ExperimentOutcome(name, scale, table, checks, files)

@@ -36,7 +36,7 @@ def fast_jit_inline(func: F) -> F:
     """:func:`fast_jit`, inlined into its callers by numba.
 
     For the per-request path: a call between compiled functions passes the whole
-    :class:`sim.fast.state.Rack` (a few hundred machine words), which costs more than the
+    :class:`sim.fast.state.RackArrays` (a few hundred machine words), which costs more than the
     work of most of these functions.
     """
     if JIT_ENABLED:

@@ -99,7 +99,7 @@ from sim.fast.state import (
     RI_SLOT,
     RI_SOURCE,
     RI_TXN,
-    Rack,
+    RackArrays,
 )
 
 INF = math.inf
@@ -108,7 +108,7 @@ INF = math.inf
 # --- records -------------------------------------------------------------------------------
 
 @fast_jit_inline
-def record_use(r: Rack, h: int, start: float, end: float) -> None:
+def record_use(r: RackArrays, h: int, start: float, end: float) -> None:
     """A granted request's row: grant arrival, latency, tenant, source, lock, mode, end."""
     n = r.cnt[K_USES]
     r.cnt[K_USES] = n + 1
@@ -126,7 +126,7 @@ def record_use(r: Rack, h: int, start: float, end: float) -> None:
 
 
 @fast_jit_inline
-def record_txn(r: Rack, c: int, now: float) -> None:
+def record_txn(r: RackArrays, c: int, now: float) -> None:
     n = r.cnt[K_TXNS]
     r.cnt[K_TXNS] = n + 1
     x = r.txns[n]
@@ -140,7 +140,7 @@ def record_txn(r: Rack, c: int, now: float) -> None:
 # --- sending -------------------------------------------------------------------------------
 
 @fast_jit_inline
-def _deliver(r: Rack, c: int, first: int, at: float) -> None:
+def _deliver(r: RackArrays, c: int, first: int, at: float) -> None:
     """The burst led by ``first`` reaches the switch at ``at`` over the client's FIFO link."""
     if at < r.cf[c, CF_UP_LAST]:
         at = r.cf[c, CF_UP_LAST]
@@ -150,7 +150,7 @@ def _deliver(r: Rack, c: int, first: int, at: float) -> None:
 
 
 @fast_jit
-def send_copy(r: Rack, h: int, after: float, kind: int) -> None:
+def send_copy(r: RackArrays, h: int, after: float, kind: int) -> None:
     """The network's copy of row ``h`` (whose own arrival is ``after``) as event ``kind``,
     one more hop delay later, outside the link's order
     (:meth:`sim.clients.Client.send_copy`)."""
@@ -165,7 +165,7 @@ def send_copy(r: Rack, h: int, after: float, kind: int) -> None:
 
 
 @fast_jit
-def send_faulty(r: Rack, c: int, count: int, now: float) -> None:
+def send_faulty(r: RackArrays, c: int, count: int, now: float) -> None:
     """:func:`send_burst` over a duplicating or reordering network
     (:meth:`sim.clients.Client.send_faulty`)."""
     gap = r.cf[c, CF_GAP]
@@ -212,7 +212,7 @@ def send_faulty(r: Rack, c: int, count: int, now: float) -> None:
 
 
 @fast_jit
-def send_burst(r: Rack, c: int, count: int, now: float) -> None:
+def send_burst(r: RackArrays, c: int, count: int, now: float) -> None:
     """Send ``r.burst[:count]`` back to back from client ``c`` at client time ``now``."""
     if r.pi[I_FAULTY]:
         send_faulty(r, c, count, now)
@@ -262,7 +262,7 @@ send_burst_inline = inlined(send_burst)
 # --- transactions --------------------------------------------------------------------------
 
 @fast_jit_inline
-def _arm_timer(r: Rack, c: int, deadline: float) -> None:
+def _arm_timer(r: RackArrays, c: int, deadline: float) -> None:
     r.cf[c, CF_DEADLINE] = deadline
     if r.cf[c, CF_TIMER_AT] == INF:
         r.cf[c, CF_TIMER_AT] = deadline
@@ -270,7 +270,7 @@ def _arm_timer(r: Rack, c: int, deadline: float) -> None:
 
 
 @fast_jit_inline
-def new_attempt(r: Rack, c: int, now: float, count: int) -> int:
+def new_attempt(r: RackArrays, c: int, now: float, count: int) -> int:
     """A fresh attempt at the current transaction: all its acquires, appended to
     ``r.burst`` after ``count`` packets (the new count is returned), and its deadline."""
     r.ci[c, CI_ATTEMPT] += 1
@@ -287,7 +287,7 @@ def new_attempt(r: Rack, c: int, now: float, count: int) -> int:
 
 
 @fast_jit_inline
-def draw_txn(r: Rack, c: int) -> None:
+def draw_txn(r: RackArrays, c: int) -> None:
     """Take the client's next transaction from its batch; flag the batch when used up."""
     t = r.ci[c, CI_TX_NEXT]
     off = r.ci[c, CI_TX_OFF]
@@ -305,7 +305,7 @@ def draw_txn(r: Rack, c: int) -> None:
 
 
 @fast_jit
-def next_txn(r: Rack, c: int, now: float, count: int) -> int:
+def next_txn(r: RackArrays, c: int, now: float, count: int) -> int:
     """Draw the next transaction and append its first attempt's acquires to ``r.burst``
     after ``count`` packets; the new count."""
     draw_txn(r, c)
@@ -321,12 +321,12 @@ next_txn_inline = inlined(next_txn)
 
 
 @fast_jit
-def begin_txn(r: Rack, c: int, now: float) -> None:
+def begin_txn(r: RackArrays, c: int, now: float) -> None:
     send_burst(r, c, next_txn(r, c, now, 0), now)
 
 
 @fast_jit
-def end_uses(r: Rack, c: int, now: float) -> tuple[int, bool]:
+def end_uses(r: RackArrays, c: int, now: float) -> tuple[int, bool]:
     """Record every held lock's use; the releases go to ``r.burst`` (their count is
     returned) and whether every lock was still leased."""
     count = 0
@@ -348,7 +348,7 @@ def end_uses(r: Rack, c: int, now: float) -> tuple[int, bool]:
 
 
 @fast_jit
-def commit(r: Rack, c: int, attempt: int, now: float) -> None:
+def commit(r: RackArrays, c: int, attempt: int, now: float) -> None:
     """Commit at client time ``now``: releases and the next transaction in one burst."""
     if attempt != r.ci[c, CI_ATTEMPT]:
         return
@@ -366,14 +366,14 @@ def commit(r: Rack, c: int, attempt: int, now: float) -> None:
 
 
 @fast_jit
-def abort(r: Rack, c: int, now: float) -> None:
+def abort(r: RackArrays, c: int, now: float) -> None:
     """Give up the current attempt: release what is held, then retry the transaction."""
     count, _ = end_uses(r, c, now)
     give_up(r, c, count, now)
 
 
 @fast_jit
-def give_up(r: Rack, c: int, count: int, now: float) -> None:
+def give_up(r: RackArrays, c: int, count: int, now: float) -> None:
     """Send the ``count`` releases in ``r.burst`` of an attempt given up; send the
     transaction again after a back-off (:meth:`sim.clients.Client.give_up`)."""
     r.cnt[K_RETRIES] += r.ci[c, CI_NLOCKS]
@@ -388,14 +388,14 @@ def give_up(r: Rack, c: int, count: int, now: float) -> None:
 
 
 @fast_jit
-def retry(r: Rack, c: int, attempt: int, now: float) -> None:
+def retry(r: RackArrays, c: int, attempt: int, now: float) -> None:
     """The back-off of the attempt before ``attempt`` is over: try again."""
     if attempt == r.ci[c, CI_ATTEMPT]:
         send_burst(r, c, new_attempt(r, c, now, 0), now)
 
 
 @fast_jit
-def on_timer(r: Rack, c: int, now: float) -> None:
+def on_timer(r: RackArrays, c: int, now: float) -> None:
     r.cf[c, CF_TIMER_AT] = INF
     if r.ci[c, CI_PENDING] and now >= r.cf[c, CF_DEADLINE]:
         abort(r, c, now)
@@ -407,7 +407,7 @@ def on_timer(r: Rack, c: int, now: float) -> None:
 # --- grants --------------------------------------------------------------------------------
 
 @fast_jit
-def granted(r: Rack, h: int, now: float) -> None:
+def granted(r: RackArrays, h: int, now: float) -> None:
     """A grant of the current attempt arrives at client time ``now``."""
     c = r.ri[h, RI_CLIENT]
     if now >= r.rf[h, RF_LEASE_END]:
@@ -432,7 +432,7 @@ def granted(r: Rack, h: int, now: float) -> None:
 
 
 @fast_jit
-def stale_grant(r: Rack, h: int, now: float) -> None:
+def stale_grant(r: RackArrays, h: int, now: float) -> None:
     """A grant for an attempt already given up: hand the lock back if still leased."""
     r.cnt[K_STALE] += 1
     n = r.cnt[K_HANDBACKS]
@@ -451,7 +451,7 @@ def stale_grant(r: Rack, h: int, now: float) -> None:
 
 
 @fast_jit
-def on_grant(r: Rack, h: int, now: float) -> None:
+def on_grant(r: RackArrays, h: int, now: float) -> None:
     """A grant arrived (an event): use it, ignore it or hand it back
     (:func:`netlock.client.grant_verdict`)."""
     c = r.ri[h, RI_CLIENT]
@@ -475,7 +475,7 @@ def on_grant(r: Rack, h: int, now: float) -> None:
 
 
 @fast_jit
-def receive_faulty(r: Rack, h: int, t: float) -> None:
+def receive_faulty(r: RackArrays, h: int, t: float) -> None:
     """A grant that would reach its client at ``t`` crosses a faulty down link
     (:meth:`sim.clients.Client.receive_faulty`)."""
     c = r.ri[h, RI_CLIENT]
@@ -494,7 +494,7 @@ def receive_faulty(r: Rack, h: int, t: float) -> None:
 
 
 @fast_jit
-def receive(r: Rack, h: int, t: float, granted_at: float) -> None:
+def receive(r: RackArrays, h: int, t: float, granted_at: float) -> None:
     """A grant made at ``granted_at`` reaches its client at ``t`` over its FIFO down link
     (:meth:`sim.clients.Client.receive`, including its inline one-lock commit)."""
     c = r.ri[h, RI_CLIENT]
@@ -532,7 +532,7 @@ receive_inline = inlined(receive)
 # --- deferred requests (over quota) ----------------------------------------------------------
 
 @fast_jit
-def on_defer(r: Rack, h: int, now: float) -> None:
+def on_defer(r: RackArrays, h: int, now: float) -> None:
     c = r.ri[h, RI_CLIENT]
     if r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT]:
         r.cnt[K_RETRIES] += 1
@@ -542,7 +542,7 @@ def on_defer(r: Rack, h: int, now: float) -> None:
 
 
 @fast_jit
-def resend(r: Rack, h: int, now: float) -> None:
+def resend(r: RackArrays, h: int, now: float) -> None:
     c = r.ri[h, RI_CLIENT]
     if r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT]:
         r.burst[0] = h
@@ -552,7 +552,7 @@ def resend(r: Rack, h: int, now: float) -> None:
 
 
 @fast_jit
-def close(r: Rack, now: float, waiting: np.ndarray) -> int:
+def close(r: RackArrays, now: float, waiting: np.ndarray) -> int:
     """At the end of a run: record the uses still in progress as ending ``now``, and write
     ``(client, lock)`` of each lock a transaction still waits for into ``waiting`` (as
     :meth:`sim.clients.Client.close`); their count."""

@@ -45,7 +45,7 @@ from sim.fast.state import (
     P_QUOTA_WINDOW,
     P_SWEEP,
     RI_FOLLOW,
-    Rack,
+    RackArrays,
 )
 
 DONE = 0
@@ -54,7 +54,7 @@ NEEDS_SERVICE = 1
 
 
 @fast_jit
-def needs_service(r: Rack) -> bool:
+def needs_service(r: RackArrays) -> bool:
     """Whether some array might not have room for the next event."""
     requests = r.pi[I_ROOM_REQUESTS]
     rows = r.pi[I_ROOM_ROWS]
@@ -75,7 +75,7 @@ def needs_service(r: Rack) -> bool:
 
 
 @fast_jit_inline
-def _warm_burst(r: Rack, first: int) -> None:
+def _warm_burst(r: RackArrays, first: int) -> None:
     """The next event is a burst: fetch the queue slots of its first packets."""
     j = first
     for _ in range(WARM_PACKETS):
@@ -86,7 +86,7 @@ def _warm_burst(r: Rack, first: int) -> None:
 
 
 @fast_jit_inline
-def _warm_after_next(r: Rack) -> None:
+def _warm_after_next(r: RackArrays) -> None:
     """Fetch the request row of the event after the next one (the root's earliest child)."""
     h = r.heap
     n = h.cnt[Q_SIZE]
@@ -99,7 +99,7 @@ def _warm_after_next(r: Rack) -> None:
 
 
 @fast_jit
-def run(r: Rack, until_us: float) -> int:
+def run(r: RackArrays, until_us: float) -> int:
     """Run the events before ``until_us``; DONE, or NEEDS_SERVICE to be called again."""
     h = r.heap
     while h.cnt[Q_SIZE] > 0:

@@ -90,12 +90,12 @@ from sim.fast.state import (
     P_THINK,
     P_TIMEOUT,
     P_TX,
-    Rack,
+    RackArrays,
     grown_pool,
     new_pool,
     txn_batch,
 )
-from sim.workloads import Workload
+from sim.workloads import WorkloadGenerator
 
 BURST_US = 0.1
 HOP_BLOCKS = 32
@@ -107,7 +107,7 @@ ROW_CHUNK = 1 << 17
 part of the results when full (chunks are recycled between runs: :mod:`sim.fast.chunks`)."""
 
 
-def max_locks(workload: Workload) -> int:
+def max_locks(workload: WorkloadGenerator) -> int:
     """The most locks one transaction of ``workload`` takes (merging locks into coarse
     locks never adds any)."""
     if isinstance(workload, CoarseWorkload):
@@ -138,8 +138,8 @@ class FastModel:
     """One rack in fast-engine state, with what the Python side needs to serve it."""
 
     config: Config
-    rack: Rack
-    workload: Workload
+    rack: RackArrays
+    workload: WorkloadGenerator
     client_rngs: list[np.random.Generator]
     net_rng: np.random.Generator
     fault_rng: np.random.Generator
@@ -317,7 +317,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     longest = max_locks(workload)
     spec = run_spec(config)
     pi = int_params(config, spec, partition, longest)
-    rack = Rack(**switch_arrays(config, plan, workload.n_locks),
+    rack = RackArrays(**switch_arrays(config, plan, workload.n_locks),
                 **server_arrays(config, partition, pi), **client_arrays(config, spec, longest),
                 **event_arrays(config, pi, longest), pf=float_params(config, spec), pi=pi)
     model = FastModel(config=config, rack=rack, workload=workload,
@@ -446,7 +446,7 @@ def event_arrays(config: Config, pi: np.ndarray, longest: int) -> dict[str, np.n
             "txns": chunks.take(rows, TXN_DTYPE), "handbacks": chunks.take(rows, HANDBACK_DTYPE)}
 
 
-def schedule_start(rack: Rack, config: Config, start_rng: np.random.Generator) -> None:
+def schedule_start(rack: RackArrays, config: Config, start_rng: np.random.Generator) -> None:
     """Flag the drawn randomness as used up and schedule each client's start (its tenant's
     start plus a random phase within half a round trip), the first lease sweep and, with
     quotas, the first quota window."""

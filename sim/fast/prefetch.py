@@ -22,7 +22,7 @@ from numba.extending import intrinsic
 from netlock.dataplane._jit import JIT_ENABLED
 from netlock.dataplane.layout import R_HEAD, R_TAIL
 from sim.fast._jit import fast_jit_inline
-from sim.fast.state import CI_PRIORITY, RI_CLIENT, RI_LOCK, RI_OP, Rack
+from sim.fast.state import CI_PRIORITY, RI_CLIENT, RI_LOCK, RI_OP, RackArrays
 
 TXN_AHEAD = 16
 """How many transactions (and locks) ahead of a client's next one to fetch its batch."""
@@ -68,7 +68,7 @@ else:
 
 
 @fast_jit_inline
-def _lock_row(r: Rack, h: int) -> tuple[int, int]:
+def _lock_row(r: RackArrays, h: int) -> tuple[int, int]:
     """Switch lock index and queue class of request ``h`` (-1 when not known cheaply)."""
     lock = r.ri[h, RI_LOCK]
     if lock >= r.table_dense.shape[0]:
@@ -78,7 +78,7 @@ def _lock_row(r: Rack, h: int) -> tuple[int, int]:
 
 
 @fast_jit_inline
-def warm_switch_rows(r: Rack, h: int) -> None:
+def warm_switch_rows(r: RackArrays, h: int) -> None:
     """Request ``h`` is on its way to the switch: fetch its lock's rows."""
     i, c = _lock_row(r, h)
     if i >= 0:
@@ -87,7 +87,7 @@ def warm_switch_rows(r: Rack, h: int) -> None:
 
 
 @fast_jit_inline
-def warm_switch_slot(r: Rack, h: int) -> None:
+def warm_switch_slot(r: RackArrays, h: int) -> None:
     """Request ``h`` is the switch's next packet: fetch the queue slot it will use."""
     i, c = _lock_row(r, h)
     if i >= 0:
@@ -97,7 +97,7 @@ def warm_switch_slot(r: Rack, h: int) -> None:
 
 
 @fast_jit_inline
-def warm_txns(r: Rack, c: int, t: int, off: int) -> None:
+def warm_txns(r: RackArrays, c: int, t: int, off: int) -> None:
     """Client ``c`` takes transaction ``t`` of its batch, whose locks start at ``off``:
     fetch the batch's lines ``TXN_AHEAD`` transactions further on."""
     prefetch_plane_row(r.tx_size, c, min(t + TXN_AHEAD, r.tx_size.shape[1] - 1))

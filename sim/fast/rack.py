@@ -1,8 +1,8 @@
-"""The NetLock switch and lock servers of the rack, compiled: :mod:`sim.managers.netlock`.
+"""The NetLock switch and lock servers of the rack, compiled: :mod:`sim.managers.netlock_rack`.
 
 The switch runs :mod:`netlock.dataplane.kernels` on its arrays; this module adds the same
-timing and routing as :class:`sim.managers.netlock.switch.SwitchNode` and
-:class:`sim.managers.netlock.manager.NetLockManager`: a packet's passes occupy the pipeline
+timing and routing as :class:`sim.managers.netlock_rack.switch.SwitchNode` and
+:class:`sim.managers.netlock_rack.manager.NetLockManager`: a packet's passes occupy the pipeline
 for ``passes * P_PASS_GAP`` and take ``passes * P_PASS_US`` to come out; grants go one hop
 to the client (plus the database server's two in the one-RTT mode); requests of locks the
 switch does not own, and overflow, go to the lock server owning the lock's partition
@@ -74,7 +74,7 @@ from sim.fast.state import (
     SF_DOWN_LAST,
     SF_UP_LAST,
     SWITCH,
-    Rack,
+    RackArrays,
 )
 
 GRANT = int(ActionKind.GRANT)
@@ -94,7 +94,7 @@ release_kernel = inlined(kernels.release)
 # --- switch ------------------------------------------------------------------------------------
 
 @fast_jit_inline
-def _occupy(r: Rack, now: float, passes: int) -> float:
+def _occupy(r: RackArrays, now: float, passes: int) -> float:
     """Put ``passes`` passes through the pipeline; the delay until they end (us)."""
     t = r.sw_f[0] if r.sw_f[0] > now else now
     r.sw_f[0] = t + passes * r.pf[P_PASS_GAP]
@@ -102,7 +102,7 @@ def _occupy(r: Rack, now: float, passes: int) -> float:
 
 
 @fast_jit_inline
-def lock_index(r: Rack, lock: int) -> int:
+def lock_index(r: RackArrays, lock: int) -> int:
     """The switch's lock table match: the lock's index, or -1 when it is not resident."""
     if lock < r.table_dense.shape[0]:
         return r.table_dense[lock]
@@ -110,7 +110,7 @@ def lock_index(r: Rack, lock: int) -> int:
 
 
 @fast_jit
-def switch_grant(r: Rack, h: int, delay: float, now: float) -> None:
+def switch_grant(r: RackArrays, h: int, delay: float, now: float) -> None:
     """Send a grant to its client."""
     r.ri[h, RI_SOURCE] = SWITCH
     d = hop(r)
@@ -128,7 +128,7 @@ def switch_grant(r: Rack, h: int, delay: float, now: float) -> None:
 
 
 @fast_jit
-def switch_acquire(r: Rack, h: int, push_back: int, now: float) -> None:
+def switch_acquire(r: RackArrays, h: int, push_back: int, now: float) -> None:
     """An acquire (or a server's push-back of one) enters the pipeline now."""
     lock = r.ri[h, RI_LOCK]
     c = r.ri[h, RI_CLIENT]
@@ -157,7 +157,7 @@ switch_acquire_inline = inlined(switch_acquire)
 
 
 @fast_jit_inline
-def switch_release(r: Rack, h: int, now: float) -> None:
+def switch_release(r: RackArrays, h: int, now: float) -> None:
     """A release enters the pipeline now."""
     lock = r.ri[h, RI_LOCK]
     c = r.ri[h, RI_CLIENT]
@@ -171,7 +171,7 @@ def switch_release(r: Rack, h: int, now: float) -> None:
 
 
 @fast_jit_inline
-def switch_packets(r: Rack, h: int, now: float) -> None:
+def switch_packets(r: RackArrays, h: int, now: float) -> None:
     """Packets that arrived together: ``h`` and those chained on ``RI_FOLLOW``."""
     while h >= 0:
         nxt = r.ri[h, RI_FOLLOW]
@@ -184,7 +184,7 @@ def switch_packets(r: Rack, h: int, now: float) -> None:
 
 
 @fast_jit
-def _dispatch(r: Rack, n: int, h: int, delay: float, now: float) -> bool:
+def _dispatch(r: RackArrays, n: int, h: int, delay: float, now: float) -> bool:
     """Route the switch's ``n`` action rows (``h`` = the packet that caused them, or -1);
     whether ``h`` went on somewhere (granted, forwarded or deferred)."""
     out = r.sw_out
@@ -212,7 +212,7 @@ def _dispatch(r: Rack, n: int, h: int, delay: float, now: float) -> bool:
 
 
 @fast_jit
-def switch_expire(r: Rack, now: float) -> None:
+def switch_expire(r: RackArrays, now: float) -> None:
     """The control plane's lease sweep of the switch."""
     n = kernels.expire(r.sw_locks, r.sw_regions, r.sw_slots, r.sw_ctl, None, r.sw_out,
                        int(now), r.pi[I_LEASE_MGR])
@@ -223,7 +223,7 @@ def switch_expire(r: Rack, now: float) -> None:
 
 
 @fast_jit
-def reset_quota_window(r: Rack) -> None:
+def reset_quota_window(r: RackArrays) -> None:
     for t in range(r.sw_tenants.shape[0]):
         r.sw_tenants[t, T_COUNT] = 0
 
@@ -231,7 +231,7 @@ def reset_quota_window(r: Rack) -> None:
 # --- manager routing ---------------------------------------------------------------------------
 
 @fast_jit
-def owner(r: Rack, lock: int) -> int:
+def owner(r: RackArrays, lock: int) -> int:
     """The lock server owning ``lock``'s partition."""
     if r.pi[I_PART_RANGE]:
         i = np.searchsorted(r.part_his, lock)
@@ -240,7 +240,7 @@ def owner(r: Rack, lock: int) -> int:
 
 
 @fast_jit
-def _link(r: Rack, s: int, col: int, t: float) -> float:
+def _link(r: RackArrays, s: int, col: int, t: float) -> float:
     if t < r.srv_f[s, col]:
         return r.srv_f[s, col]
     r.srv_f[s, col] = t
@@ -248,11 +248,11 @@ def _link(r: Rack, s: int, col: int, t: float) -> float:
 
 
 @fast_jit
-def _to_server(r: Rack, h: int, overflow: bool, priority: int, delay: float,
+def _to_server(r: RackArrays, h: int, overflow: bool, priority: int, delay: float,
                now: float) -> None:
     """Forward a packet to the lock server owning its lock (to serve, or to buffer), under
     class ``priority`` (for overflow, the class whose switch queue it overflowed; as
-    :meth:`sim.managers.netlock.manager.NetLockManager.to_server`)."""
+    :meth:`sim.managers.netlock_rack.manager.NetLockManager.to_server`)."""
     if r.pi[I_SERVERS] == 0:
         free_request(r, h)
         return
@@ -269,7 +269,7 @@ def _to_server(r: Rack, h: int, overflow: bool, priority: int, delay: float,
 
 
 @fast_jit
-def _notify_server(r: Rack, lock: int, priority: int, count: int, delay: float,
+def _notify_server(r: RackArrays, lock: int, priority: int, count: int, delay: float,
                    now: float) -> None:
     if r.pi[I_SERVERS] == 0:
         return
@@ -279,7 +279,7 @@ def _notify_server(r: Rack, lock: int, priority: int, count: int, delay: float,
 
 
 @fast_jit
-def _defer(r: Rack, h: int, delay: float, now: float) -> None:
+def _defer(r: RackArrays, h: int, delay: float, now: float) -> None:
     d = hop(r)
     if d < 0:
         free_request(r, h)
@@ -294,7 +294,7 @@ def _defer(r: Rack, h: int, delay: float, now: float) -> None:
 
 
 @fast_jit
-def push_back(r: Rack, rid: int, now: float) -> None:
+def push_back(r: RackArrays, rid: int, now: float) -> None:
     """A request a server returns from its overflow buffer reaches the switch."""
     h = take(r, rid, IN_PENDING)
     if h >= 0:
@@ -304,7 +304,7 @@ def push_back(r: Rack, rid: int, now: float) -> None:
 # --- lock servers ------------------------------------------------------------------------------
 
 @fast_jit
-def _serve(r: Rack, s: int, lock: int, now: float) -> float:
+def _serve(r: RackArrays, s: int, lock: int, now: float) -> float:
     """Queue one packet on its core; the delay until the core finishes it (us)."""
     core = ((lock * RSS_MULTIPLIER) >> 16) % r.pi[I_CORES]
     t = r.core_free[s, core]
@@ -318,7 +318,7 @@ def _serve(r: Rack, s: int, lock: int, now: float) -> float:
 
 
 @fast_jit
-def _server_actions(r: Rack, s: int, n: int, delay: float, now: float) -> None:
+def _server_actions(r: RackArrays, s: int, n: int, delay: float, now: float) -> None:
     act = r.srv.act
     for row in range(n):
         kind = act[row, A_KIND]
@@ -346,7 +346,7 @@ def _server_actions(r: Rack, s: int, n: int, delay: float, now: float) -> None:
 
 
 @fast_jit
-def server_request(r: Rack, h: int, flags: int, now: float) -> None:
+def server_request(r: RackArrays, h: int, flags: int, now: float) -> None:
     """A request forwarded by the switch (served, overflow or release) reaches its server;
     ``flags`` = op + 2 * overflow + 4 * class."""
     lock = r.ri[h, RI_LOCK]
@@ -363,7 +363,7 @@ def server_request(r: Rack, h: int, flags: int, now: float) -> None:
 
 
 @fast_jit
-def server_notified(r: Rack, lock: int, word: int, now: float) -> None:
+def server_notified(r: RackArrays, lock: int, word: int, now: float) -> None:
     """The switch says the queue of (lock, priority) drained: push back up to ``count``."""
     s = owner(r, lock)
     delay = _serve(r, s, lock, now)
@@ -373,7 +373,7 @@ def server_notified(r: Rack, lock: int, word: int, now: float) -> None:
 
 
 @fast_jit
-def servers_expire(r: Rack, now: float) -> None:
+def servers_expire(r: RackArrays, now: float) -> None:
     for s in range(r.pi[I_SERVERS]):
         n = lockserver.expire(r.srv, s, int(now), r.pi[I_LEASE_MGR])
         if n:

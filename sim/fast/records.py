@@ -44,12 +44,12 @@ from sim.fast.state import (
     RI_WHERE,
     RID_BITS,
     RID_MASK,
-    Rack,
+    RackArrays,
 )
 
 
 @fast_jit_inline
-def new_request(r: Rack, client: int, attempt: int, lock: int, mode: int, now: float) -> int:
+def new_request(r: RackArrays, client: int, attempt: int, lock: int, mode: int, now: float) -> int:
     """A fresh acquire of ``client``'s ``attempt`` for ``lock`` made at ``now``; its row."""
     top = r.cnt[K_FREE] - 1
     r.cnt[K_FREE] = top
@@ -76,7 +76,7 @@ def new_request(r: Rack, client: int, attempt: int, lock: int, mode: int, now: f
 
 
 @fast_jit
-def copy_request(r: Rack, h: int) -> int:
+def copy_request(r: RackArrays, h: int) -> int:
     """A copy of the packet in row ``h`` (same content and wire id, flags clear); its row."""
     top = r.cnt[K_FREE] - 1
     r.cnt[K_FREE] = top
@@ -99,7 +99,7 @@ def copy_request(r: Rack, h: int) -> int:
 
 
 @fast_jit_inline
-def _give_back(r: Rack, h: int) -> None:
+def _give_back(r: RackArrays, h: int) -> None:
     r.ri[h, RI_RID] = -1
     r.ri[h, RI_WHERE] = 0
     top = r.cnt[K_FREE]
@@ -108,7 +108,7 @@ def _give_back(r: Rack, h: int) -> None:
 
 
 @fast_jit
-def _free_chained(r: Rack, h: int, o: int) -> None:
+def _free_chained(r: RackArrays, h: int, o: int) -> None:
     """Let row ``h`` of original ``o``'s chain go (a copy, or an original with copies)."""
     ri = r.ri
     if h != o:
@@ -125,7 +125,7 @@ def _free_chained(r: Rack, h: int, o: int) -> None:
 
 
 @fast_jit_inline
-def free_request(r: Rack, h: int) -> None:
+def free_request(r: RackArrays, h: int) -> None:
     """Let row ``h`` go (counted in ``K_BAD_FREE`` if it was not taken); rows of a chain
     of copies go back to the pool as the module notes say."""
     ri = r.ri
@@ -140,7 +140,7 @@ def free_request(r: Rack, h: int) -> None:
 
 
 @fast_jit_inline
-def take(r: Rack, rid: int, where: int) -> int:
+def take(r: RackArrays, rid: int, where: int) -> int:
     """Pop a row of wire id ``rid`` from the map flagged ``where`` (the original's row, else
     a copy's): the row, or -1 if none is there."""
     h = rid & RID_MASK
@@ -155,7 +155,7 @@ def take(r: Rack, rid: int, where: int) -> int:
 
 
 @fast_jit_inline
-def fault(r: Rack) -> tuple[bool, float]:
+def fault(r: RackArrays) -> tuple[bool, float]:
     """The next packet's fault draw: whether the network copies it, and its extra delay
     (us; 0 = not held back)."""
     k = r.cnt[K_FAULT]
@@ -164,7 +164,7 @@ def fault(r: Rack) -> tuple[bool, float]:
 
 
 @fast_jit_inline
-def _next_draw(r: Rack) -> float:
+def _next_draw(r: RackArrays) -> float:
     """The next pre-drawn hop delay (us; negative = lost)."""
     k = r.cnt[K_HOP]
     r.cnt[K_HOP] = k + 1
@@ -172,7 +172,7 @@ def _next_draw(r: Rack) -> float:
 
 
 @fast_jit_inline
-def hop(r: Rack) -> float:
+def hop(r: RackArrays) -> float:
     """Delay of one hop in us, negative when the packet is lost (counted)."""
     d = _next_draw(r)
     if d < 0:
@@ -181,13 +181,13 @@ def hop(r: Rack) -> float:
 
 
 @fast_jit
-def reliable_hop(r: Rack) -> float:
+def reliable_hop(r: RackArrays) -> float:
     d = _next_draw(r)
     return d if d >= 0 else r.pf[P_HALF_RTT]
 
 
 @fast_jit
-def path(r: Rack, hops: int) -> float:
+def path(r: RackArrays, hops: int) -> float:
     """Delay of ``hops`` hops, negative when any of them loses the packet."""
     total = 0.0
     for _ in range(hops):
@@ -199,7 +199,7 @@ def path(r: Rack, hops: int) -> float:
 
 
 @fast_jit
-def reliable_path(r: Rack, hops: int) -> float:
+def reliable_path(r: RackArrays, hops: int) -> float:
     total = 0.0
     for _ in range(hops):
         total += reliable_hop(r)

@@ -1,6 +1,6 @@
 """The fast engine's state: every array of one rack, their named columns, and their growth.
 
-One :class:`Rack` (a named tuple of numpy arrays, passed whole to compiled code) holds:
+One :class:`RackArrays` (a named tuple of numpy arrays, passed whole to compiled code) holds:
 
 - the switch: the data plane's arrays (:mod:`netlock.dataplane.layout`), its lock table (an
   array for the lowest lock ids, a hash map above), its pipeline's busy-until time and drop
@@ -89,7 +89,7 @@ def txn_batch(longest: int) -> int:
     return 4096 if longest == 1 else 512
 
 
-class Rack(NamedTuple):
+class RackArrays(NamedTuple):
     """All state of one run (see the module docstring)."""
 
     sw_locks: np.ndarray
@@ -139,7 +139,7 @@ def new_pool(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ri, np.zeros((capacity, N_RF)), np.arange(capacity, dtype=np.int64)[::-1].copy()
 
 
-def grown_pool(rack: Rack, room: int) -> Rack:
+def grown_pool(rack: RackArrays, room: int) -> RackArrays:
     """``rack``, or a copy whose request pool has at least ``room`` free rows."""
     free_count = int(rack.cnt[K_FREE])
     if free_count >= room:

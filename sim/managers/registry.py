@@ -11,7 +11,7 @@ from sim.managers.declock import DecLockManager
 from sim.managers.drtm import DrtmManager
 from sim.managers.dslr import DslrManager
 from sim.managers.netchain import NetChainManager
-from sim.managers.netlock.manager import NetLockManager
+from sim.managers.netlock_rack.manager import NetLockManager
 from sim.managers.rdmacas import RdmaCasManager
 from sim.managers.server import ServerCentricManager
 

@@ -21,7 +21,7 @@ ROUTINGS = ("lbp", "ecmp")
 
 
 @dataclass(frozen=True)
-class Sim:
+class NetStoreSim:
     duration_s: float = key(60.0, "simulated time whose transactions are measured, s",
                             above=0.0)
     warmup_s: float = key(5.0, "simulated time run first and discarded, s", min=0.0)
@@ -31,7 +31,7 @@ class Sim:
 
 
 @dataclass(frozen=True)
-class Fabric:
+class NetStoreFabric:
     """A multi-rooted tree (:class:`sim.fabric.topology.FatTree`)."""
 
     pods: int = key(2, "pods", min=1)
@@ -43,7 +43,7 @@ class Fabric:
 
 
 @dataclass(frozen=True)
-class Workload:
+class NetStoreWorkload:
     """The transactions: each client on each host sends them to its local data server."""
 
     txn_interarrival_ms: float = key(50.0, "mean of each client's exponential transaction "
@@ -84,9 +84,9 @@ class NetStore:
 class NetStoreConfig:
     """One NetStore run."""
 
-    sim: Sim = field(default_factory=Sim)
-    fabric: Fabric = field(default_factory=Fabric)
-    workload: Workload = field(default_factory=Workload)
+    sim: NetStoreSim = field(default_factory=NetStoreSim)
+    fabric: NetStoreFabric = field(default_factory=NetStoreFabric)
+    workload: NetStoreWorkload = field(default_factory=NetStoreWorkload)
     background: Background = field(default_factory=Background)
     netstore: NetStore = field(default_factory=NetStore)
 

@@ -1,6 +1,6 @@
 """The NetStore controller (section 2.2): lock server and network manager in one.
 
-It grants locks from its :class:`LockTable`, and with each grant picks the path the
+It grants locks from its :class:`NetStoreLockTable`, and with each grant picks the path the
 operation's data takes (:func:`sim.netstore.lbp.choose_path`), adding the operation's bytes
 to the in-transit count of every link on it; the bytes leave the count when the transaction
 releases its locks. Background flows announce themselves before and after they run
@@ -14,7 +14,7 @@ import numpy as np
 
 from sim.fabric.topology import FatTree
 from sim.netstore.lbp import choose_path
-from sim.netstore.locktable import LockTable
+from sim.netstore.locktable import NetStoreLockTable
 
 
 class Controller:
@@ -23,7 +23,7 @@ class Controller:
     def __init__(self, fabric: FatTree, routing: str, rng: np.random.Generator) -> None:
         self.fabric = fabric
         self.routing = routing
-        self.locks = LockTable()
+        self.locks = NetStoreLockTable()
         self.in_flight_bytes = np.zeros(fabric.links)
         self._rng = rng
 

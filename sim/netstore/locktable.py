@@ -20,7 +20,7 @@ class _Queued:
     granted: bool = False
 
 
-class LockTable:
+class NetStoreLockTable:
     """Per-key FIFO queues of shared and exclusive requests."""
 
     def __init__(self) -> None:

@@ -15,8 +15,7 @@ import numpy as np
 from netlock.config import Config
 from sim.core.metrics import in_window
 from sim.run import run_engine
-from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, run_in_processes
-from sim.sweep import Point as SweepPoint
+from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, Point, run_in_processes
 
 from .spec import Experiment
 
@@ -51,11 +50,11 @@ def measure(config: Config) -> dict[str, Any]:
 def run_points(experiment: Experiment, workers: int,
                progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Every point's :func:`measure`, in the experiment's order."""
-    todo = [SweepPoint(str(i), p.values, p.config.sim.seed, p.config)
+    todo = [Point(str(i), p.values, p.config.sim.seed, p.config)
             for i, p in enumerate(experiment.points)]
     done: dict[str, dict[str, Any]] = {}
 
-    def finished(point: SweepPoint, result: dict[str, Any]) -> None:
+    def finished(point: Point, result: dict[str, Any]) -> None:
         done[point.pid] = result
         if progress:
             progress(len(done), len(todo))

@@ -26,7 +26,7 @@ CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 
 @dataclass(frozen=True)
-class Point:
+class PaperPoint:
     """One run of a figure: the values it varies (dotted key -> value) and its config."""
 
     values: dict[str, Any]
@@ -40,7 +40,7 @@ class Experiment:
     figure: str
     scale: str
     path: Path
-    points: tuple[Point, ...]
+    points: tuple[PaperPoint, ...]
     keys: tuple[str, ...]
     """The varied keys, in the file's order (grid axes, then zip axes)."""
 
@@ -86,7 +86,7 @@ def load_experiment(figure: str, scale: str, config_dir: Path = CONFIG_DIR,
                 config = override_config(base, values)
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {scale} point {values}: {exc}") from None
-            points.append(Point(values, config))
+            points.append(PaperPoint(values, config))
     return Experiment(figure, scale, path, tuple(points), (*grid, *zipped))
 
 

@@ -1,25 +1,25 @@
 """Workload generators shared by the simulator and ``netlock trace gen``.
 
-A :class:`Workload` yields transactions as sorted, distinct lock ids with modes; the
+A :class:`WorkloadGenerator` yields transactions as sorted, distinct lock ids with modes; the
 microbenchmark (:class:`MicroWorkload`) and TPC-C NewOrder (:class:`TpccNewOrder`)
 implement it, and :func:`workload_from_config` picks one from a config.
 """
 
-from sim.workloads.base import EXCLUSIVE, SHARED, TxnBatch, Workload
+from sim.workloads.base import EXCLUSIVE, SHARED, TxnBatch, WorkloadGenerator
 from sim.workloads.factory import workload_from_config
 from sim.workloads.micro import MicroWorkload
-from sim.workloads.tpcc import Table, TpccLockSpace, TpccNewOrder, nurand
+from sim.workloads.tpcc import TpccLockSpace, TpccNewOrder, TpccTable, nurand
 from sim.workloads.zipf import ZipfSampler
 
 __all__ = [
     "EXCLUSIVE",
     "SHARED",
     "MicroWorkload",
-    "Table",
     "TpccLockSpace",
     "TpccNewOrder",
+    "TpccTable",
     "TxnBatch",
-    "Workload",
+    "WorkloadGenerator",
     "ZipfSampler",
     "nurand",
     "workload_from_config",

@@ -50,7 +50,7 @@ class TxnBatch:
 
 
 @runtime_checkable
-class Workload(Protocol):
+class WorkloadGenerator(Protocol):
     """A generator of transactions over the lock ids ``0 .. n_locks - 1``."""
 
     @property

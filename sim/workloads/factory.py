@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from netlock.errors import ConfigError
-from sim.workloads.base import Workload
+from sim.workloads.base import WorkloadGenerator
 from sim.workloads.micro import MicroWorkload
 from sim.workloads.sharing import SharingWorkload
 from sim.workloads.tpcc import TpccNewOrder
 
 
-def workload_from_config(config: Any, machines: int | None = None) -> Workload:
+def workload_from_config(config: Any, machines: int | None = None) -> WorkloadGenerator:
     """The generator for ``config``: a whole config or just its ``workload`` section.
 
     TPC-C places ``workload.warehouses`` warehouses on each client node. The node count is

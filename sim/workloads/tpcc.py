@@ -52,7 +52,7 @@ A transaction holds ``8 + 11 * ol_cnt`` locks with ``row`` and ``11 + 8 * ol_cnt
 ``district`` or ``table``; ``5 + 5 * ol_cnt`` of them are shared in all three. A fixed seed
 and the same sequence of calls give the same transactions.
 
-Lock-id encoding (:class:`TpccLockSpace`): tables in the order of :class:`Table`, each a
+Lock-id encoding (:class:`TpccLockSpace`): tables in the order of :class:`TpccTable`, each a
 contiguous block of ``rows * fields`` ids; ``lock_id = base[table] + row * fields + field``,
 where an insert table's "row" is the insert lock's unit (order row or line, district, or 0).
 """
@@ -75,7 +75,7 @@ INSERT_LOCKS = ("row", "district", "table")
 """Granularities of the inserts' locks, finest first (module docstring, "Insert locks")."""
 
 
-class Table(IntEnum):
+class TpccTable(IntEnum):
     """TPC-C tables in lock-id order (also the global acquisition order)."""
 
     WAREHOUSE = 0
@@ -88,15 +88,15 @@ class Table(IntEnum):
     ORDER_LINE = 7
 
 
-FIELDS: dict[Table, tuple[str, ...]] = {
-    Table.WAREHOUSE: ("w_tax",),
-    Table.DISTRICT: ("d_tax", "d_next_o_id"),
-    Table.CUSTOMER: ("c_discount", "c_last", "c_credit"),
-    Table.ORDER: ("o_row",),
-    Table.NEW_ORDER: ("no_row",),
-    Table.ITEM: ("i_price", "i_name", "i_data"),
-    Table.STOCK: ("s_quantity", "s_ytd", "s_order_cnt", "s_dist_xx", "s_data"),
-    Table.ORDER_LINE: ("ol_i_id", "ol_supply_w_id", "ol_amount"),
+FIELDS: dict[TpccTable, tuple[str, ...]] = {
+    TpccTable.WAREHOUSE: ("w_tax",),
+    TpccTable.DISTRICT: ("d_tax", "d_next_o_id"),
+    TpccTable.CUSTOMER: ("c_discount", "c_last", "c_credit"),
+    TpccTable.ORDER: ("o_row",),
+    TpccTable.NEW_ORDER: ("no_row",),
+    TpccTable.ITEM: ("i_price", "i_name", "i_data"),
+    TpccTable.STOCK: ("s_quantity", "s_ytd", "s_order_cnt", "s_dist_xx", "s_data"),
+    TpccTable.ORDER_LINE: ("ol_i_id", "ol_supply_w_id", "ol_amount"),
 }
 
 
@@ -126,39 +126,39 @@ class TpccLockSpace:
             raise ValueError(f"workload.insert_locks: must be one of {', '.join(INSERT_LOCKS)}, "
                              f"got {self.insert_locks!r}")
 
-    def rows(self, table: Table) -> int:
+    def rows(self, table: TpccTable) -> int:
         w = self.warehouses
-        if table in (Table.ORDER, Table.NEW_ORDER, Table.ORDER_LINE):
+        if table in (TpccTable.ORDER, TpccTable.NEW_ORDER, TpccTable.ORDER_LINE):
             return self.insert_units(table)
         return {
-            Table.WAREHOUSE: w,
-            Table.DISTRICT: w * DISTRICTS,
-            Table.CUSTOMER: w * DISTRICTS * CUSTOMERS,
-            Table.ITEM: ITEMS,
-            Table.STOCK: w * ITEMS,
+            TpccTable.WAREHOUSE: w,
+            TpccTable.DISTRICT: w * DISTRICTS,
+            TpccTable.CUSTOMER: w * DISTRICTS * CUSTOMERS,
+            TpccTable.ITEM: ITEMS,
+            TpccTable.STOCK: w * ITEMS,
         }[table]
 
-    def insert_units(self, table: Table) -> int:
+    def insert_units(self, table: TpccTable) -> int:
         """Insert lock units ("rows") of an insert table under ``insert_locks``."""
         if self.insert_locks == "table":
             return 1
         districts = self.warehouses * DISTRICTS
         if self.insert_locks == "district":
             return districts
-        lines = MAX_ORDER_LINES if table == Table.ORDER_LINE else 1
+        lines = MAX_ORDER_LINES if table == TpccTable.ORDER_LINE else 1
         return districts * self.order_ring * lines
 
     @cached_property
     def bases(self) -> np.ndarray:
         """First lock id of every table, plus the total at the end (int64, len 9)."""
-        sizes = [self.rows(t) * len(FIELDS[t]) for t in Table]
+        sizes = [self.rows(t) * len(FIELDS[t]) for t in TpccTable]
         return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
     @property
     def n_locks(self) -> int:
         return int(self.bases[-1])
 
-    def encode(self, table: Table, row: np.ndarray | int, field: int) -> np.ndarray:
+    def encode(self, table: TpccTable, row: np.ndarray | int, field: int) -> np.ndarray:
         """Lock ids of ``(table, row, field)`` (vectorised over ``row``)."""
         return self.bases[table] + np.asarray(row, dtype=np.int64) * len(FIELDS[table]) + field
 
@@ -166,7 +166,7 @@ class TpccLockSpace:
         """``(table, row, field)`` arrays of ``lock_ids``."""
         lock_ids = np.asarray(lock_ids, dtype=np.int64)
         table = np.searchsorted(self.bases, lock_ids, side="right") - 1
-        nfields = np.array([len(FIELDS[t]) for t in Table], dtype=np.int64)[table]
+        nfields = np.array([len(FIELDS[t]) for t in TpccTable], dtype=np.int64)[table]
         row, field = np.divmod(lock_ids - self.bases[table], nfields)
         return table, row, field
 
@@ -240,24 +240,24 @@ class TpccNewOrder:
 
         sp = self.space
         x, sh = EXCLUSIVE, SHARED
-        fixed = [sp.encode(Table.WAREHOUSE, home, 0),
-                 sp.encode(Table.DISTRICT, district, 0),
-                 sp.encode(Table.DISTRICT, district, 1),
-                 *(sp.encode(Table.CUSTOMER, district * CUSTOMERS + customer, f)
+        fixed = [sp.encode(TpccTable.WAREHOUSE, home, 0),
+                 sp.encode(TpccTable.DISTRICT, district, 0),
+                 sp.encode(TpccTable.DISTRICT, district, 1),
+                 *(sp.encode(TpccTable.CUSTOMER, district * CUSTOMERS + customer, f)
                    for f in range(3)),
-                 sp.encode(Table.ORDER, unit, 0),
-                 sp.encode(Table.NEW_ORDER, unit, 0)]
+                 sp.encode(TpccTable.ORDER, unit, 0),
+                 sp.encode(TpccTable.NEW_ORDER, unit, 0)]
         fixed_modes = [sh, sh, x, sh, sh, sh, x, x]
         stock_row = supply * ITEMS + items - 1
-        per_item = [*(sp.encode(Table.ITEM, items - 1, f) for f in range(3)),
-                    *(sp.encode(Table.STOCK, stock_row, f) for f in range(5))]
+        per_item = [*(sp.encode(TpccTable.ITEM, items - 1, f) for f in range(3)),
+                    *(sp.encode(TpccTable.STOCK, stock_row, f) for f in range(5))]
         item_modes = [sh] * 3 + [x] * 3 + [sh] * 2
         if self.insert_locks == "row":
             line = unit[:, None] * MAX_ORDER_LINES + np.arange(MAX_ORDER_LINES)[None, :]
-            per_item += [sp.encode(Table.ORDER_LINE, line, f) for f in range(3)]
+            per_item += [sp.encode(TpccTable.ORDER_LINE, line, f) for f in range(3)]
             item_modes += [x] * 3
         else:
-            fixed += [sp.encode(Table.ORDER_LINE, unit, f) for f in range(3)]
+            fixed += [sp.encode(TpccTable.ORDER_LINE, unit, f) for f in range(3)]
             fixed_modes += [x] * 3
 
         nf, ni = self.fixed_locks, self.item_locks
@@ -282,7 +282,7 @@ class TpccNewOrder:
     def describe(self) -> str:
         sp = self.space
         blocks = ", ".join(f"{t.name.lower()} {sp.bases[t]}..{sp.bases[t + 1] - 1} "
-                           f"({len(FIELDS[t])} field(s)/row)" for t in Table)
+                           f"({len(FIELDS[t])} field(s)/row)" for t in TpccTable)
         return (f"TPC-C NewOrder: {self.nodes} node(s) x {self.warehouses_per_node} "
                 f"warehouse(s); {self.ol_cnt_min}..{self.ol_cnt_max} items per order; "
                 f"inserts lock per {self.insert_locks}; {self.fixed_locks} + "

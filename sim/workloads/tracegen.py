@@ -7,7 +7,8 @@ Timing model (offered load, no lock waiting): every client runs closed-loop tran
 A transaction of m locks (in canonical order) starting at ``t0`` requests lock j at
 ``t0 + j * request_gap_us``; all its locks are granted one round trip later, held for the
 think time, and released together at ``t0 + (m - 1) * request_gap_us + hold`` with
-``hold = rtt_us + think_time_us + N(0, jitter_us)`` (clipped at 0). The client's next
+``hold = hold_us + N(0, jitter_us)`` (clipped at 0; ``hold_us`` is the client's round
+trip and think time, :meth:`netlock.config.Config.hold_time_us`). The client's next
 transaction starts at that release, or later if ``rate_rps`` caps the client's request
 rate. Clients start at random phases within one hold time. Requests are not delayed by
 conflicts, so overlapping intervals on a lock measure the concurrent demand the switch
@@ -28,7 +29,7 @@ import numpy as np
 
 from netlock.config import Config
 from netlock.trace import Trace
-from sim.workloads.base import Workload
+from sim.workloads.base import WorkloadGenerator
 from sim.workloads.factory import workload_from_config
 
 WARMUP_REQUESTS = 200_000
@@ -39,28 +40,23 @@ MIN_TXNS_PER_CLIENT = 8
 class TraceTiming:
     """Per-client timing; all in microseconds except ``rate_rps`` (0 = no cap)."""
 
-    rtt_us: float = 5.0
-    think_time_us: float = 0.0
+    hold_us: float = 5.0
+    """A request's mean hold (:meth:`netlock.config.Config.hold_time_us`)."""
     jitter_us: float = 0.5
     request_gap_us: float = 0.0556
     rate_rps: float = 0.0
 
-    @property
-    def hold_us(self) -> float:
-        return self.rtt_us + self.think_time_us
-
 
 def trace_timing(config: Config) -> TraceTiming:
     """The trace generator's timing from the config's network, clients and workload."""
-    return TraceTiming(rtt_us=config.client_rtt_us,
-                       think_time_us=config.workload.think_time_us,
+    return TraceTiming(hold_us=config.hold_time_us(),
                        jitter_us=config.network.jitter_us,
                        request_gap_us=1e6 / config.clients.rate_rps,
                        rate_rps=config.workload.rate_rps)
 
 
 def trace_from_config(cfg: Config, requests: int, seed: int | None = None,
-                      workload: Workload | None = None) -> dict[str, np.ndarray]:
+                      workload: WorkloadGenerator | None = None) -> dict[str, np.ndarray]:
     """The trace ``netlock trace gen`` writes for ``cfg``: its workload, clients, tenants
     and timing (:func:`trace_timing`); ``seed`` defaults to ``sim.seed``. The columns are
     written by :func:`netlock.trace.write_trace`."""
@@ -76,7 +72,7 @@ def trace_from_config(cfg: Config, requests: int, seed: int | None = None,
         client_start_s=np.array([start_s[t] for t in tenants.tolist()]))
 
 
-def generate_trace(workload: Workload, clients: int, requests: int, timing: TraceTiming,
+def generate_trace(workload: WorkloadGenerator, clients: int, requests: int, timing: TraceTiming,
                    rng: np.random.Generator, client_tenant: np.ndarray | None = None,
                    tenant_priority: dict[int, int] | None = None,
                    client_start_s: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -118,7 +114,7 @@ def generate_trace(workload: Workload, clients: int, requests: int, timing: Trac
     return out
 
 
-def _batch(workload: Workload, clients: int, rounds: int, clock: np.ndarray,
+def _batch(workload: WorkloadGenerator, clients: int, rounds: int, clock: np.ndarray,
            timing: TraceTiming, rng: np.random.Generator,
            first_txn: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """``rounds`` transactions per client continuing from ``clock`` (s)."""
@@ -145,8 +141,8 @@ def _batch(workload: Workload, clients: int, rounds: int, clock: np.ndarray,
     return part, clock + per_round.sum(axis=0)
 
 
-def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetch_hops: int,
-                 rng: np.random.Generator) -> tuple[Trace, np.ndarray]:
+def warmup_trace(workload: WorkloadGenerator, config: Config, priorities: list[int],
+                 fetch_hops: int, rng: np.random.Generator) -> tuple[Trace, np.ndarray]:
     """The simulator's synthetic warm-up trace (:mod:`sim.core.pilot`) and the client behind
     each of its requests: every client runs its transactions back to back.
 
@@ -157,7 +153,6 @@ def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetc
     then, without jitter or a NIC cap. Clients start at random phases.
     """
     clients = config.workload.clients
-    hop_us = config.network.rtt_us / 2.0
     probe = workload.sample_txns(16, rng)
     per_txn = max(1.0, float(probe.sizes.mean()))
     per_client = max(MIN_TXNS_PER_CLIENT, int(WARMUP_REQUESTS / (clients * per_txn)))
@@ -165,7 +160,7 @@ def warmup_trace(workload: Workload, config: Config, priorities: list[int], fetc
     batch = workload.sample_txns(len(client_ids), rng, client_ids)
     sizes = batch.sizes
     step_us = max(config.client_rtt_us, 1e-3)
-    tail_us = fetch_hops * hop_us + config.workload.think_time_us
+    tail_us = config.read_us(fetch_hops) + config.workload.think_time_us
     length_us = sizes * step_us + tail_us
     owner_of_txn = batch.client_ids
     phase = rng.uniform(0.0, float(length_us.mean()), clients)

@@ -8,14 +8,14 @@ from netlock.dataplane import SwitchDataPlane
 from netlock.geometry import SwitchGeometry
 from netlock.lockserver import LockServer
 from netlock.packets import ActionKind, LockRequest, Mode, Op
-from netlock.rack import Rack, replay_trace
+from netlock.rack import TimelessRack, replay_trace
 
 
-def small_rack(servers: int = 2) -> Rack:
+def small_rack(servers: int = 2) -> TimelessRack:
     switch = SwitchDataPlane(SwitchGeometry.uniform(16, arrays=2))
     switch.install(0, 0, 0, 1)  # lock 0: 2 slots, so a third request overflows
     switch.install(1, 0, 2, 5)
-    return Rack(switch, [LockServer() for _ in range(servers)], lambda lock: lock % servers)
+    return TimelessRack(switch, [LockServer() for _ in range(servers)], lambda lock: lock % servers)
 
 
 def acquire(lock: int, txn: int, mode: Mode = Mode.EXCLUSIVE) -> LockRequest:

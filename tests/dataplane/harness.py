@@ -16,7 +16,7 @@ from netlock.dataplane.layout import S_CLIENT, S_GRANTED, S_TXN, SLOT_GRANTED, r
 from netlock.geometry import RegisterArray, SwitchGeometry
 from netlock.lockserver import LockServer
 from netlock.packets import Action, ActionKind, LockRequest, Mode, Op
-from netlock.rack import Rack
+from netlock.rack import TimelessRack
 
 
 def small_geometry(priorities: int) -> SwitchGeometry:
@@ -41,12 +41,12 @@ def region_layout(geometry: SwitchGeometry, locks: int = 4) -> dict[int, list[tu
 
 
 class System:
-    """One switch and one lock server (a :class:`Rack`) with a clock; actions come back
+    """One switch and one lock server (a :class:`TimelessRack`) with a clock; actions come back
     without their source."""
 
     def __init__(self, geometry: SwitchGeometry, trace_capacity: int = 0) -> None:
         self.passes: list[int] = []
-        self.rack = Rack(SwitchDataPlane(geometry, trace_capacity=trace_capacity),
+        self.rack = TimelessRack(SwitchDataPlane(geometry, trace_capacity=trace_capacity),
                          [LockServer()], lambda lock_id: 0, packet_passes=self.passes)
         self.switch = self.rack.switch
         self.server = self.rack.servers[0]

@@ -11,7 +11,7 @@ import pytest
 from hwrunner.autopilot import (
     Autopilot,
     AutopilotOptions,
-    Workload,
+    MeasuredLocks,
     hold_peaks,
     merge_counters,
     plan_rate,
@@ -96,9 +96,9 @@ def test_without_validation_noise_thrashes(stats_profile):
     assert_safe(traffic)
 
 
-def workload(rates: dict[int, tuple[float, int]]) -> Workload:
+def workload(rates: dict[int, tuple[float, int]]) -> MeasuredLocks:
     ids = np.array(sorted(rates), dtype=np.int64)
-    return Workload(ids, np.array([rates[x][0] for x in ids.tolist()]),
+    return MeasuredLocks(ids, np.array([rates[x][0] for x in ids.tolist()]),
                     np.array([rates[x][1] for x in ids.tolist()], dtype=np.float64))
 
 

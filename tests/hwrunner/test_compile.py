@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hwrunner.compile import (
     IN_PHASES,
     OUT_PHASES,
+    PHASES,
     _ternary_cover,
     compile_migration,
     partition_entries,
@@ -20,6 +21,7 @@ from hwrunner.compile import (
 )
 from hwrunner.operations import EntryAdd, EntryDelete, EntryModify, RegisterWrite
 from hwrunner.profile import load_profile
+from hwrunner.push import STEPS
 from hwrunner.switch_contents import Layout, diff, layout_for
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange
@@ -215,3 +217,7 @@ def test_moving_server_state_makes_the_partition_the_point_of_no_return(profile)
     text = "\n".join(render_program(program))
     assert "transfer: old lock servers stop granting and wait for holders to release " \
            "(11..4294967295: server 1 -> 0)" in text
+
+
+def test_the_push_runs_every_phase_the_compiler_makes():
+    assert set(STEPS) == set(PHASES)

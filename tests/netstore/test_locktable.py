@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.netstore.locktable import LockTable
+from sim.netstore.locktable import NetStoreLockTable
 
 steps = st.lists(st.tuples(st.booleans(), st.integers(0, 3), st.booleans(),
                            st.integers(0, 1000)), max_size=80)
@@ -22,7 +22,7 @@ def oracle_holders(queue):
 @settings(max_examples=300, deadline=None)
 @given(steps)
 def test_grants_match_the_oracle_never_conflict_and_follow_arrival_order(ops):
-    table = LockTable()
+    table = NetStoreLockTable()
     queues: dict[int, list[tuple[int, bool]]] = {}
     held: dict[int, set[int]] = {}
     arrival: dict[tuple[int, int], int] = {}
@@ -54,7 +54,7 @@ def test_grants_match_the_oracle_never_conflict_and_follow_arrival_order(ops):
 
 
 def test_a_release_without_a_hold_and_a_second_request_are_refused():
-    table = LockTable()
+    table = NetStoreLockTable()
     assert table.request(1, 7, exclusive=True)
     assert not table.request(2, 7, exclusive=False)
     with pytest.raises(ValueError):

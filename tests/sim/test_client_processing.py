@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from sim.core.spec import hold_time_us
 from sim.run import run_engine
 from tests.sim.helpers import config
 
@@ -31,4 +30,4 @@ def test_the_testbed_derives_them_from_the_authors_client_cores():
     assert cfg.clients.tx_us == pytest.approx(2 / 36e6 * 1e6, rel=0.01)
     assert cfg.clients.rx_us == pytest.approx(6 / 18e6 * 1e6, rel=0.01)
     assert cfg.client_rtt_us == pytest.approx(cfg.network.rtt_us + 0.389, abs=0.001)
-    assert hold_time_us(cfg, 0) == pytest.approx(cfg.client_rtt_us)
+    assert cfg.hold_time_us(0) == pytest.approx(cfg.client_rtt_us)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sim.workloads import EXCLUSIVE, SHARED, MicroWorkload, Workload, ZipfSampler
+from sim.workloads import EXCLUSIVE, SHARED, MicroWorkload, WorkloadGenerator, ZipfSampler
 
 
 def chi_square_p(observed: np.ndarray, expected_pmf: np.ndarray) -> float:
@@ -77,7 +77,7 @@ def test_same_seed_same_transactions() -> None:
 
 def test_protocol_and_validation() -> None:
     wl = MicroWorkload(100)
-    assert isinstance(wl, Workload) and wl.n_locks == 100
+    assert isinstance(wl, WorkloadGenerator) and wl.n_locks == 100
     assert "uniform" in wl.describe()
     with pytest.raises(ValueError, match="locks_per_txn"):
         MicroWorkload(3, locks_per_txn=4)

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netlock.config import config_from_dict
-from sim.workloads import EXCLUSIVE, SHARED, Table, TpccNewOrder, workload_from_config
+from sim.workloads import EXCLUSIVE, SHARED, TpccNewOrder, TpccTable, workload_from_config
 from sim.workloads.tpcc import INSERT_LOCKS
 
-INSERTS = (Table.ORDER, Table.NEW_ORDER, Table.ORDER_LINE)
+INSERTS = (TpccTable.ORDER, TpccTable.NEW_ORDER, TpccTable.ORDER_LINE)
 
 
 def insert_lock_sets(wl: TpccNewOrder, n: int, seed: int) -> tuple[np.ndarray, list[frozenset]]:
@@ -22,7 +22,7 @@ def insert_lock_sets(wl: TpccNewOrder, n: int, seed: int) -> tuple[np.ndarray, l
     for t in range(n):
         locks, _ = batch.txn(t)
         table, row, _ = wl.space.decode(locks)
-        districts.append(int(row[table == Table.DISTRICT][0]))
+        districts.append(int(row[table == TpccTable.DISTRICT][0]))
         sets.append(frozenset(locks[np.isin(table, INSERTS)].tolist()))
     return np.array(districts), sets
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sim.workloads import EXCLUSIVE, SHARED, Table, TpccLockSpace, TpccNewOrder, nurand
+from sim.workloads import EXCLUSIVE, SHARED, TpccLockSpace, TpccNewOrder, TpccTable, nurand
 from sim.workloads.tpcc import INSERT_LOCKS, ITEMS
 
 
@@ -24,22 +24,22 @@ def test_lock_set_sizes_and_modes_match_the_spec(insert_locks: str) -> None:
     for t in range(len(batch)):
         locks, modes = batch.txn(t)
         table, _, field = wl.space.decode(locks)
-        ol_cnt = int(np.count_nonzero(table == Table.ITEM)) // 3
+        ol_cnt = int(np.count_nonzero(table == TpccTable.ITEM)) // 3
         assert 5 <= ol_cnt <= 15
         lines = 3 * ol_cnt if per_line else 3
         assert len(locks) == 8 + 8 * ol_cnt + lines
         assert np.count_nonzero(modes == SHARED) == 5 + 5 * ol_cnt
         assert np.count_nonzero(modes == EXCLUSIVE) == 3 + 3 * ol_cnt + lines
         assert (np.diff(locks) > 0).all()
-        per_table = {Table(k): int(np.count_nonzero(table == k)) for k in Table}
-        assert per_table == {Table.WAREHOUSE: 1, Table.DISTRICT: 2, Table.CUSTOMER: 3,
-                             Table.ORDER: 1, Table.NEW_ORDER: 1, Table.ITEM: 3 * ol_cnt,
-                             Table.STOCK: 5 * ol_cnt, Table.ORDER_LINE: lines}
-        stock_x = modes[(table == Table.STOCK) & (field < 3)]
+        per_table = {TpccTable(k): int(np.count_nonzero(table == k)) for k in TpccTable}
+        assert per_table == {TpccTable.WAREHOUSE: 1, TpccTable.DISTRICT: 2, TpccTable.CUSTOMER: 3,
+                             TpccTable.ORDER: 1, TpccTable.NEW_ORDER: 1, TpccTable.ITEM: 3 * ol_cnt,
+                             TpccTable.STOCK: 5 * ol_cnt, TpccTable.ORDER_LINE: lines}
+        stock_x = modes[(table == TpccTable.STOCK) & (field < 3)]
         assert (stock_x == EXCLUSIVE).all()
-        for insert in (Table.ORDER, Table.NEW_ORDER, Table.ORDER_LINE):
+        for insert in (TpccTable.ORDER, TpccTable.NEW_ORDER, TpccTable.ORDER_LINE):
             assert (modes[table == insert] == EXCLUSIVE).all()
-        assert (modes[table == Table.ITEM] == SHARED).all()
+        assert (modes[table == TpccTable.ITEM] == SHARED).all()
     ol = (batch.sizes - wl.fixed_locks) // wl.item_locks
     assert set(np.unique(ol)) == set(range(5, 16))
     assert (batch.sizes == wl.fixed_locks + wl.item_locks * ol).all()
@@ -52,9 +52,9 @@ def test_home_warehouse_belongs_to_the_clients_node() -> None:
     for t in range(len(batch)):
         locks, _ = batch.txn(t)
         table, row, _ = wl.space.decode(locks)
-        home = int(row[table == Table.WAREHOUSE][0])
+        home = int(row[table == TpccTable.WAREHOUSE][0])
         assert home // 4 == clients[t] % 3
-        stock_rows = row[table == Table.STOCK]
+        stock_rows = row[table == TpccTable.STOCK]
         assert (stock_rows // ITEMS == home).all()
 
 
@@ -62,8 +62,8 @@ def test_remote_supply_is_about_one_percent() -> None:
     wl = TpccNewOrder(warehouses_per_node=10, nodes=10)
     batch = wl.sample_txns(20_000, np.random.default_rng(9), np.arange(20_000) % 10)
     table, row, _ = wl.space.decode(batch.lock_ids)
-    home = np.repeat(row[table == Table.WAREHOUSE], batch.sizes)
-    stock = (table == Table.STOCK)
+    home = np.repeat(row[table == TpccTable.WAREHOUSE], batch.sizes)
+    stock = (table == TpccTable.STOCK)
     remote = (row[stock] // ITEMS) != home[stock]
     assert 0.007 < remote.mean() < 0.013
 
@@ -72,11 +72,11 @@ def test_fresh_order_rows_come_from_district_counters() -> None:
     wl = TpccNewOrder(warehouses_per_node=1, nodes=1, insert_locks="row")
     batch = wl.sample_txns(300, np.random.default_rng(4))
     table, row, _ = wl.space.decode(batch.lock_ids)
-    orders = row[table == Table.ORDER]
+    orders = row[table == TpccTable.ORDER]
     assert len(np.unique(orders)) == 300
     more = wl.sample_txns(1, np.random.default_rng(4))
     t2, r2, _ = wl.space.decode(more.lock_ids)
-    assert r2[t2 == Table.ORDER][0] not in set(orders.tolist())
+    assert r2[t2 == TpccTable.ORDER][0] not in set(orders.tolist())
 
 
 def nurand_pmf(a: int, x: int, y: int, c: int) -> np.ndarray:
@@ -101,7 +101,7 @@ def test_item_ids_follow_nurand_8191() -> None:
     wl = TpccNewOrder(warehouses_per_node=1, nodes=1)
     batch = wl.sample_txns(5000, np.random.default_rng(1))
     table, row, field = wl.space.decode(batch.lock_ids)
-    items = row[(table == Table.ITEM) & (field == 0)] + 1
+    items = row[(table == TpccTable.ITEM) & (field == 0)] + 1
     assert items.min() >= 1 and items.max() <= ITEMS
     counts = np.bincount(items, minlength=ITEMS + 1)
     top = np.sort(counts)[::-1]
@@ -112,7 +112,7 @@ def test_item_ids_follow_nurand_8191() -> None:
 def test_encoding_round_trips_and_is_dense(insert_locks: str) -> None:
     space = TpccLockSpace(warehouses=3, order_ring=50, insert_locks=insert_locks)
     ids = []
-    for tbl in Table:
+    for tbl in TpccTable:
         rows = np.array([0, space.rows(tbl) - 1])
         for f in range(int(np.diff(space.bases)[tbl] // space.rows(tbl))):
             enc = space.encode(tbl, rows, f)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Migration:
+class OwnershipChange:
     """One epoch's moves: blocks added to the switch, and blocks removed from it."""
 
     added: tuple[int, ...]
@@ -37,7 +37,7 @@ def top_k(hotness: dict[int, int], k: int) -> list[int]:
 
 def plan_epoch(home_hotness: Iterable[dict[int, int]], switch_hotness: dict[int, int],
                in_switch: set[int], capacity: int, k: int,
-               movable: Callable[[int], bool]) -> Migration:
+               movable: Callable[[int], bool]) -> OwnershipChange:
     """The moves at an epoch's end. ``home_hotness``: per home agent, the hotness of the
     blocks it owns; ``switch_hotness``: of the blocks the switch owns (``in_switch``);
     ``movable(block)``: whether the block's lock is free where it is now."""
@@ -55,4 +55,4 @@ def plan_epoch(home_hotness: Iterable[dict[int, int]], switch_hotness: dict[int,
             room += 1
         added.append(block)
         room -= 1
-    return Migration(tuple(added), tuple(removed))
+    return OwnershipChange(tuple(added), tuple(removed))

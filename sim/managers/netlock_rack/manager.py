@@ -24,9 +24,9 @@ from netlock.plan import Plan
 from sim.core.allocation import Partition
 from sim.core.parts import switch_dataplane
 from sim.engine import ACQUIRE, Engine, Req
-from sim.managers.netlock.inflight import ByRid
-from sim.managers.netlock.servers import ServerNode
-from sim.managers.netlock.switch import SwitchNode
+from sim.managers.netlock_rack.inflight import ByRid
+from sim.managers.netlock_rack.servers import ServerNode
+from sim.managers.netlock_rack.switch import SwitchNode
 from sim.network import Network
 
 OPS = (Op.ACQUIRE, Op.RELEASE)

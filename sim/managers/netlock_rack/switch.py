@@ -32,8 +32,8 @@ from netlock.dataplane.layout import (
     O_TXN,
 )
 from sim.engine import Engine, Req
-from sim.managers.netlock.fused import entry_point, release_then_acquire
-from sim.managers.netlock.inflight import ByRid
+from sim.managers.netlock_rack.fused import entry_point, release_then_acquire
+from sim.managers.netlock_rack.inflight import ByRid
 from sim.network import Network
 
 SWITCH = 0

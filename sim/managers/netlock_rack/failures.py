@@ -51,7 +51,7 @@ from __future__ import annotations
 from netlock.config import Failures
 from netlock.failover import SwitchTakeover, grace_end_us
 from netlock.packets import ActionKind
-from sim.managers.netlock.manager import NetLockManager
+from sim.managers.netlock_rack.manager import NetLockManager
 
 
 def schedule_failures(m: NetLockManager, failures: Failures) -> None:
