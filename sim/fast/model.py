@@ -398,12 +398,14 @@ def switch_arrays(config: Config, plan: Plan, n_locks: int) -> dict[str, np.ndar
 
 def server_arrays(config: Config, partition: Partition,
                   pi: np.ndarray) -> dict[str, np.ndarray]:
-    """The lock servers' state, CPU cores and counters, and the partition of lock ids."""
+    """The lock servers' state, CPU cores and counters, and the partition of lock ids. The
+    state recycles idle locks' rows (nothing here reads the servers' per-lock counters), so
+    it stays as large as the locks in use, not every lock a long TPC-C run meets."""
     servers = config.servers
     count = max(servers.count, 1)
     return {"srv": new_server_state(servers.count, config.geometry.priorities,
                                     locks=4 * pi[I_ROOM_LOCKS],
-                                    nodes=2 * int(pi[I_ROOM_REQUESTS])),
+                                    nodes=2 * int(pi[I_ROOM_REQUESTS]), recycle=True),
             "core_free": np.zeros((count, servers.cores)), "srv_f": np.zeros((count, 3)),
             "srv_packets": np.zeros(count, dtype=np.int64),
             "part_his": np.asarray(partition.his or [0], dtype=np.int64),
