@@ -215,9 +215,13 @@ class FastModel:
         if fresh:
             self.rack = r._replace(**fresh)
 
-    def _rows(self, done: list[np.ndarray], current: np.ndarray, k: int) -> np.ndarray:
-        """Every row of a recorder table, copied (results never point into a chunk)."""
-        return np.concatenate([*done, current[:self.rack.cnt[k]]])
+    def _frame(self, done: list[np.ndarray], current: np.ndarray, k: int) -> pd.DataFrame:
+        """Every row of a recorder table, copied (results never point into a chunk), one
+        contiguous column per field: concatenated field by field, which is several times
+        cheaper than concatenating the rows and letting pandas split them into columns."""
+        parts = [*done, current[:self.rack.cnt[k]]]
+        return pd.DataFrame({name: np.concatenate([part[name] for part in parts])
+                             for name in current.dtype.names}, copy=False)
 
     @property
     def granted(self) -> int:
@@ -282,16 +286,16 @@ class FastModel:
 
     def requests_frame(self) -> pd.DataFrame:
         """Granted requests, typed as :meth:`sim.recorder.Recorder.requests_frame` types them."""
-        return pd.DataFrame(self._rows(self.use_chunks, self.rack.uses, K_USES))
+        return self._frame(self.use_chunks, self.rack.uses, K_USES)
 
     def txns_frame(self) -> pd.DataFrame:
         """Committed transactions, typed as :meth:`sim.recorder.Recorder.txns_frame` types
         them."""
-        return pd.DataFrame(self._rows(self.txn_chunks, self.rack.txns, K_TXNS))
+        return self._frame(self.txn_chunks, self.rack.txns, K_TXNS)
 
     def handbacks_frame(self) -> pd.DataFrame:
         """Stale grants, typed as :meth:`sim.recorder.Recorder.handbacks_frame` types them."""
-        return pd.DataFrame(self._rows(self.handback_chunks, self.rack.handbacks, K_HANDBACKS))
+        return self._frame(self.handback_chunks, self.rack.handbacks, K_HANDBACKS)
 
 
 def new_switch(config: Config, plan: Plan) -> SwitchDataPlane:
