@@ -56,7 +56,7 @@ def fast_run(duration_s: float, loss: float = 0.0) -> Phases:
     """One timed run of the fast engine (``loss``: ``network.loss``)."""
     cfg = micro_config(duration_s)
     if loss:
-        cfg = cfg.with_overrides({"network.loss": loss})
+        cfg = override_config(cfg, {"network.loss": loss})
     end_us = duration_s * 1e6
 
     def loop(model: object) -> None:

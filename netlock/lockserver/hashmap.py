@@ -2,8 +2,9 @@
 
 The lock servers' kernels map each lock id they meet to a dense index with it (the fast
 engine also keeps the switch's lock table above its dense range in one). Keys are lock ids
-(>= 0); ``-1`` marks an empty cell. Linear probing from a multiplicative hash; entries are
-never removed (a lock keeps its dense index for the state's lifetime). The capacity is a
+(>= 0); ``-1`` marks an empty cell. Linear probing from a multiplicative hash; :func:`remove`
+deletes by shifting the entries behind back (no tombstones), for lock servers that recycle
+idle locks' dense indices (:func:`netlock.lockserver.layout.new_server_state`). The capacity is a
 power of two and is kept at least twice the entry count by the caller (:func:`grown`), so
 probes stay short.
 """
@@ -25,9 +26,14 @@ def new_map(capacity: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @kernel
+def _home(keys: np.ndarray, key: int) -> int:
+    return ((key * _MULT) >> 17) & (keys.shape[0] - 1)
+
+
+@kernel
 def _slot(keys: np.ndarray, key: int) -> int:
     mask = keys.shape[0] - 1
-    k = ((key * _MULT) >> 17) & mask
+    k = _home(keys, key)
     while keys[k] != EMPTY and keys[k] != key:
         k = (k + 1) & mask
     return k
@@ -48,6 +54,29 @@ def insert(keys: np.ndarray, values: np.ndarray, key: int, value: int) -> None:
     k = _slot(keys, key)
     keys[k] = key
     values[k] = value
+
+
+@kernel
+def remove(keys: np.ndarray, values: np.ndarray, key: int) -> None:
+    """Delete ``key`` if present: later entries of its probe run that may not sit before
+    their home cell move back into the hole, so that every lookup still finds its key."""
+    mask = keys.shape[0] - 1
+    hole = _slot(keys, key)
+    if keys[hole] == EMPTY:
+        return
+    k = hole
+    while True:
+        k = (k + 1) & mask
+        if keys[k] == EMPTY:
+            break
+        home = _home(keys, keys[k])
+        # the entry at k stays when its home lies cyclically in (hole, k]
+        if (home - hole - 1) & mask < (k - hole) & mask:
+            continue
+        keys[hole] = keys[k]
+        values[hole] = values[k]
+        hole = k
+    keys[hole] = EMPTY
 
 
 @kernel

@@ -86,6 +86,7 @@ from netlock.lockserver.store import (
     new_node,
     pop,
     push,
+    recycle_idle,
     serve,
     unserve,
     waiting_count,
@@ -143,6 +144,7 @@ def grant(st: ServerState, d: int, now_us: int, n: int) -> int:
                 break
     if lk[d, LK_HOLD] < 0 and (lk[d, LK_FLAGS] & FROZEN) == 0 and waiting_count(st, d) == 0:
         unserve(st, d)
+        recycle_idle(st, d)
     return n
 
 

@@ -18,6 +18,13 @@ callers make room first (:func:`has_room`, :func:`ensure_room`).
 - ``servers[s]``: server ``s``'s list of served locks (head and tail);
 - ``moves[m]``: lock-id ranges a server must not grant (``LEAVING`` or ``ARRIVING``);
 - ``cnt``: scalar counters; ``act``: the action rows a kernel call writes (``A_*``).
+
+A lock keeps its dense index for the state's lifetime, with the planner's counters, unless
+the state recycles idle locks (``cnt[CN_RECYCLE]``, :func:`new_server_state`): then a lock
+that is left with nothing (not served, no flag, nothing buffered, held aside or deferred, no
+range moving) leaves the hash map and its row goes on a free list (``CN_FREE_LOCK``, linked by
+``LK_NEXT``) for the next new lock, so the state stays as large as the locks in use rather than
+every lock ever seen (the fast engine, which never reads the counters, on TPC-C's millions).
 """
 
 from __future__ import annotations
@@ -67,7 +74,9 @@ ARRIVING = 2  # the range arrives from another server: grant nothing, defer NOTI
 
 # cnt[:] ---------------------------------------------------------------------------------------
 CN_DENSE, CN_FREE, CN_NFREE, CN_EXPIRED, CN_MOVES, CN_SEQ, CN_RESENT = range(7)
-N_CNT = 7
+CN_RECYCLE = 7  # 1: idle locks give their dense rows back (module docstring)
+CN_FREE_LOCK = 8  # first recycled dense row, -1 = none
+N_CNT = 9
 
 # act[r, :]: one action about one request ------------------------------------------------------
 A_KIND, A_REASON, A_LOCK, A_MODE, A_TXN, A_CLIENT, A_TENANT, A_PRIORITY, A_TS, A_FLAGS = range(10)
@@ -120,11 +129,15 @@ def _servers(count: int) -> np.ndarray:
 
 
 def new_server_state(servers: int, classes: int, locks: int = 1024, nodes: int = 4096,
-                     actions: int = 4096) -> ServerState:
-    """Empty state for ``servers`` servers and priority classes ``0 .. classes - 1``."""
+                     actions: int = 4096, recycle: bool = False) -> ServerState:
+    """Empty state for ``servers`` servers and priority classes ``0 .. classes - 1``;
+    ``recycle``: idle locks give their dense rows back, and their counters with them (module
+    docstring)."""
     keys, values = hashmap.new_map(4 * locks)
     cnt = np.zeros(N_CNT, dtype=np.int64)
     cnt[CN_NFREE] = nodes
+    cnt[CN_RECYCLE] = int(recycle)
+    cnt[CN_FREE_LOCK] = -1
     return ServerState(keys=keys, values=values, lk=np.zeros((locks, N_LK), dtype=np.int64),
                        wq=_queues(locks, classes), bq=_queues(locks, classes),
                        lq=_queues(locks, 1), deferred=_deferred(locks, classes),

@@ -24,7 +24,11 @@ from netlock.lockserver.layout import (
     A_TXN,
     CN_DENSE,
     CN_FREE,
+    CN_FREE_LOCK,
+    CN_MOVES,
     CN_NFREE,
+    CN_RECYCLE,
+    DF_COUNT,
     FROZEN,
     LK_EXCL,
     LK_FLAGS,
@@ -32,7 +36,9 @@ from netlock.lockserver.layout import (
     LK_HOLDERS,
     LK_ID,
     LK_NEXT,
+    LK_PEAK,
     LK_PREV,
+    LK_REQUESTS,
     LK_SERVED,
     LK_SERVER,
     LK_SHARED,
@@ -59,17 +65,41 @@ from netlock.packets import EXCLUSIVE
 
 @step_kernel
 def dense_index(st: ServerState, lock: int, server: int) -> int:
-    """The dense index of ``lock``, made on first sight (for ``server``)."""
+    """The dense index of ``lock``, made on first sight (for ``server``): a recycled row if
+    there is one, else the next fresh row."""
     d = hashmap.lookup(st.keys, st.values, lock)
     if d >= 0:
         return d
-    d = st.cnt[CN_DENSE]
-    st.cnt[CN_DENSE] = d + 1
+    d = st.cnt[CN_FREE_LOCK]
+    if d >= 0:
+        st.cnt[CN_FREE_LOCK] = st.lk[d, LK_NEXT]
+        st.lk[d, LK_NEXT] = 0
+        st.lk[d, LK_REQUESTS] = 0
+        st.lk[d, LK_PEAK] = 0
+    else:
+        d = st.cnt[CN_DENSE]
+        st.cnt[CN_DENSE] = d + 1
     hashmap.insert(st.keys, st.values, lock, d)
     st.lk[d, LK_ID] = lock
     st.lk[d, LK_SERVER] = server
     st.lk[d, LK_HOLD] = -1
     return d
+
+
+@step_kernel
+def recycle_idle(st: ServerState, d: int) -> None:
+    """In a state that recycles (``cnt[CN_RECYCLE]``), give lock ``d``'s dense row back
+    when it has just been unserved and keeps nothing else: no flag, nothing buffered, held
+    aside or deferred, no range moving. Its row is then as a fresh row is, apart from
+    ``LK_ID``, ``LK_SERVER`` and the counters (reset when it is reused)."""
+    if st.cnt[CN_RECYCLE] == 0 or st.cnt[CN_MOVES] or st.lk[d, LK_FLAGS] or st.lq[d, 0, Q_LEN]:
+        return
+    for p in range(st.bq.shape[1]):
+        if st.bq[d, p, Q_LEN] or st.deferred[d, p, DF_COUNT] >= 0:
+            return
+    hashmap.remove(st.keys, st.values, st.lk[d, LK_ID])
+    st.lk[d, LK_NEXT] = st.cnt[CN_FREE_LOCK]
+    st.cnt[CN_FREE_LOCK] = d
 
 
 @step_kernel

@@ -215,9 +215,13 @@ class FastModel:
         if fresh:
             self.rack = r._replace(**fresh)
 
-    def _rows(self, done: list[np.ndarray], current: np.ndarray, k: int) -> np.ndarray:
-        """Every row of a recorder table, copied (results never point into a chunk)."""
-        return np.concatenate([*done, current[:self.rack.cnt[k]]])
+    def _frame(self, done: list[np.ndarray], current: np.ndarray, k: int) -> pd.DataFrame:
+        """Every row of a recorder table, copied (results never point into a chunk), one
+        contiguous column per field: concatenated field by field, which is several times
+        cheaper than concatenating the rows and letting pandas split them into columns."""
+        parts = [*done, current[:self.rack.cnt[k]]]
+        return pd.DataFrame({name: np.concatenate([part[name] for part in parts])
+                             for name in current.dtype.names}, copy=False)
 
     @property
     def granted(self) -> int:
@@ -282,16 +286,16 @@ class FastModel:
 
     def requests_frame(self) -> pd.DataFrame:
         """Granted requests, typed as :meth:`sim.recorder.Recorder.requests_frame` types them."""
-        return pd.DataFrame(self._rows(self.use_chunks, self.rack.uses, K_USES))
+        return self._frame(self.use_chunks, self.rack.uses, K_USES)
 
     def txns_frame(self) -> pd.DataFrame:
         """Committed transactions, typed as :meth:`sim.recorder.Recorder.txns_frame` types
         them."""
-        return pd.DataFrame(self._rows(self.txn_chunks, self.rack.txns, K_TXNS))
+        return self._frame(self.txn_chunks, self.rack.txns, K_TXNS)
 
     def handbacks_frame(self) -> pd.DataFrame:
         """Stale grants, typed as :meth:`sim.recorder.Recorder.handbacks_frame` types them."""
-        return pd.DataFrame(self._rows(self.handback_chunks, self.rack.handbacks, K_HANDBACKS))
+        return self._frame(self.handback_chunks, self.rack.handbacks, K_HANDBACKS)
 
 
 def new_switch(config: Config, plan: Plan) -> SwitchDataPlane:
@@ -398,12 +402,14 @@ def switch_arrays(config: Config, plan: Plan, n_locks: int) -> dict[str, np.ndar
 
 def server_arrays(config: Config, partition: Partition,
                   pi: np.ndarray) -> dict[str, np.ndarray]:
-    """The lock servers' state, CPU cores and counters, and the partition of lock ids."""
+    """The lock servers' state, CPU cores and counters, and the partition of lock ids. The
+    state recycles idle locks' rows (nothing here reads the servers' per-lock counters), so
+    it stays as large as the locks in use, not every lock a long TPC-C run meets."""
     servers = config.servers
     count = max(servers.count, 1)
     return {"srv": new_server_state(servers.count, config.geometry.priorities,
                                     locks=4 * pi[I_ROOM_LOCKS],
-                                    nodes=2 * int(pi[I_ROOM_REQUESTS])),
+                                    nodes=2 * int(pi[I_ROOM_REQUESTS]), recycle=True),
             "core_free": np.zeros((count, servers.cores)), "srv_f": np.zeros((count, 3)),
             "srv_packets": np.zeros(count, dtype=np.int64),
             "part_his": np.asarray(partition.his or [0], dtype=np.int64),

@@ -22,8 +22,15 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netlock.lockserver import LockServer, kernels
-from netlock.lockserver.layout import FLAG_OVERFLOW, FLAG_PUSH_BACK, new_server_state
+from netlock.lockserver import LockServer, hashmap, kernels
+from netlock.lockserver.layout import (
+    CN_FREE_LOCK,
+    FLAG_OVERFLOW,
+    FLAG_PUSH_BACK,
+    LK_ID,
+    LK_NEXT,
+    new_server_state,
+)
 from netlock.lockserver.server import actions_of
 from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
 
@@ -119,10 +126,12 @@ class Oracle:
 
 class TwoServers:
     """The kernels on one state holding two servers (lock ``i`` on server ``i % 2``), as the
-    fast engine keeps its rack's servers; a sweep sweeps server 0 then server 1."""
+    fast engine keeps its rack's servers; a sweep sweeps server 0 then server 1; ``recycle``:
+    idle locks give their dense rows back, as in the fast engine."""
 
-    def __init__(self) -> None:
-        self.state = new_server_state(2, PRIORITIES, locks=8, nodes=512, actions=512)
+    def __init__(self, recycle: bool = False) -> None:
+        self.state = new_server_state(2, PRIORITIES, locks=8, nodes=512, actions=512,
+                                      recycle=recycle)
 
     def process(self, req: LockRequest, now: int) -> list[Action]:
         flags = FLAG_OVERFLOW * req.overflow + FLAG_PUSH_BACK * req.push_back
@@ -240,6 +249,36 @@ def test_lock_server_follows_the_rules(script):
 @given(scripts)
 def test_one_state_for_two_servers_follows_the_rules(script):
     run(script, TwoServers(), TwoOracles())
+
+
+@settings(max_examples=100, deadline=None)
+@given(scripts)
+def test_a_state_recycling_idle_locks_follows_the_rules(script):
+    servers = TwoServers(recycle=True)
+    run(script, servers, TwoOracles())
+    st_ = servers.state
+    rows = [hashmap.lookup(st_.keys, st_.values, lock) for lock in range(LOCKS)]
+    assert all(st_.lk[d, LK_ID] == lock for lock, d in enumerate(rows) if d >= 0)
+    free, d = set(), st_.cnt[CN_FREE_LOCK]
+    while d >= 0:
+        free.add(int(d))
+        d = st_.lk[d, LK_NEXT]
+    assert not free & set(rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 40)), max_size=200))
+def test_the_hash_map_removes_as_a_dict_does(steps):
+    keys, values = hashmap.new_map(64)
+    expected: dict[int, int] = {}
+    for put, key in steps:
+        if put:
+            hashmap.insert(keys, values, key, 7 * key)
+            expected[key] = 7 * key
+        else:
+            hashmap.remove(keys, values, key)
+            expected.pop(key, None)
+        assert all(hashmap.lookup(keys, values, k) == expected.get(k, -1) for k in range(41))
 
 
 def test_a_bounced_push_back_goes_to_the_front_of_q2():
