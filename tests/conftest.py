@@ -1,6 +1,13 @@
-"""Fixtures shared across test packages."""
+"""Fixtures shared across test packages, and Hypothesis without its per-example deadline:
+a test's outcome must not depend on how loaded the machine is (timing belongs to
+``netlock bench``)."""
+
+from hypothesis import settings
 
 pytest_plugins = ("tests.sim.cli_fixtures",)
+
+settings.register_profile("netlock", deadline=None)
+settings.load_profile("netlock")
 
 
 def pytest_collection_modifyitems(config, items):
