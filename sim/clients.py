@@ -195,8 +195,10 @@ class Client(FaultyLinks):
         burst on a lossless network) because it runs once per request in the
         microbenchmark.
         """
-        req.lease_end = lease_end = (granted_at // 1.0) + (
-            self.lease_us if lease_us is None or lease_us > self.lease_us else lease_us)
+        lease = self.lease_us
+        if lease_us is not None and lease_us < lease:
+            lease = lease_us
+        req.lease_end = lease_end = (granted_at // 1.0) + lease
         t += self.rx_us
         if self.faults is not None:
             self.receive_faulty(req, t)
@@ -237,8 +239,9 @@ class Client(FaultyLinks):
             return
         machine = self.machine
         depart = machine.free_at
-        if depart < t + self.tx_us:
-            depart = t + self.tx_us
+        ready = t + self.tx_us
+        if depart < ready:
+            depart = ready
         machine.free_at = depart + machine.gap_us
         req.follow = new
         new.follow = None
@@ -258,25 +261,25 @@ class Client(FaultyLinks):
         source = self.txns
         source.sizes.pop()
         locks, modes = self.one_lock, self.one_mode
-        locks[0] = source.locks.pop()
-        modes[0] = source.modes.pop()
+        locks[0] = lock = source.locks.pop()
+        modes[0] = mode = source.modes.pop()
         self.locks = locks
         self.modes = modes
         self.txn_start = t
         self.attempt = attempt = self.attempt + 1
-        self.pending = len(locks)
+        self.pending = 1
         rack = self.rack
         rid = rack.next_rid
         rack.next_rid = rid + 1
         new = self.spare
         if new is None:
-            new = Req(rid, self, attempt, locks[0], modes[0], self.tenant, self.priority, t)
+            new = Req(rid, self, attempt, lock, mode, self.tenant, self.priority, t)
         else:
             self.spare = None
             new.rid = rid
             new.attempt = attempt
-            new.lock = locks[0]
-            new.mode = modes[0]
+            new.lock = lock
+            new.mode = mode
             new.t_created = t
             new.op = ACQUIRE
             new.source = -1

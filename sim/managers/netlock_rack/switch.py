@@ -182,7 +182,9 @@ class SwitchNode:
         i2 = get(lock2, -1)
         common = self._pair(rel.client.cid, rel.tenant, rel.priority, i1, lock1, rel.mode,
                             rel.rid, rel.slot, i2, lock2, acq.mode, acq.rid, now)
-        t = self.free_at if self.free_at > now else now
+        t = self.free_at
+        if t < now:
+            t = now
         gap = self.pass_gap_us
         if common and not self.m.grant_extra_hops:
             t2 = t + gap
