@@ -15,6 +15,8 @@ from sim.network import Faults, Machine, Network
 class FaultyLinks:
     """The client's packets over faulty links; the attributes are :class:`sim.clients.Client`'s."""
 
+    __slots__ = ()
+
     machine: Machine
     network: Network
     faults: Faults
