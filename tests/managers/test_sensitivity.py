@@ -11,7 +11,7 @@ from nbclient import NotebookClient
 
 import sim.paper.peers as peers
 from netlock.config import default_config
-from sim.paper.sensitivity import FACTORS, HINGES, UNSOURCED, flips
+from sim.paper.sensitivity import FACTORS, FIGURES, HINGES, UNSOURCED, flips
 from tests.sim.helpers import ROOT
 
 
@@ -20,7 +20,7 @@ def test_every_claim_named_exists_and_every_parameter_is_a_config_key():
     for parameter in UNSOURCED:
         assert parameter.assumed(base) > 0
         for claim in parameter.claims:
-            assert claim in peers.PEERS or claim in ("fig10", "fig11")
+            assert claim in peers.PEERS or claim in FIGURES
     assert {key for key, _ in HINGES} <= {p.key for p in UNSOURCED}
 
 
