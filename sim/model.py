@@ -34,8 +34,9 @@ from sim.recorder import Recorder
 from sim.workloads import WorkloadGenerator
 
 ENGINE = "simpy"
-FLUSH_EVERY_US = 500.0
-"""Simulated time between moves of the clients' records into compact arrays."""
+FLUSH_EVERY_US = 100.0
+"""Simulated time between moves of the clients' records into compact arrays: short, so
+the rows (about 2,000 on the microbenchmark) are still in the CPU's cache when packed."""
 
 
 @dataclass

@@ -1,13 +1,12 @@
 """The simpy engine's recorder: the probe its clients write what they saw to.
 
 One row per granted request, per committed transaction and per stale grant, of the types
-:mod:`sim.core.metrics` gives every engine's results. It stores compact typed arrays
-(``array.array``) so a long run does not hold millions of Python objects.
+:mod:`sim.core.metrics` gives every engine's results. It stores compact float64 arrays so a
+long run does not hold millions of Python objects.
 """
 
 from __future__ import annotations
 
-from array import array
 from itertools import chain
 
 import numpy as np
@@ -17,16 +16,17 @@ from sim.core.metrics import HANDBACK_DTYPE, TXN_DTYPE, TXN_FIELDS, USE_DTYPE, U
 
 
 class Recorder:
-    """What the clients saw, as flat float64 arrays of fixed-width rows. Times in us.
+    """What the clients saw, as float64 arrays of fixed-width rows. Times in us.
 
     Clients hand rows over as tuples (``add_use``, ``add_txn``: a list append, the
-    cheapest thing Python does); :meth:`flush` packs them into the arrays. The model
-    flushes between slices of simulated time, so the tuples never pile up.
+    cheapest thing Python does); :meth:`flush` packs them into arrays. The model
+    flushes between short slices of simulated time, so the tuples never pile up and are
+    still in the CPU's cache when they are packed.
     """
 
     def __init__(self) -> None:
-        self.uses = array("d")
-        self.txns = array("d")
+        self._uses = Chunks(len(USE_FIELDS))
+        self._txns = Chunks(len(TXN_FIELDS))
         self._use_rows: list[tuple] = []
         self._txn_rows: list[tuple] = []
         self.add_use = self._use_rows.append
@@ -44,37 +44,57 @@ class Recorder:
         """``(t_us, lock)`` of each stale grant (``HANDBACK_DTYPE``)."""
 
     def flush(self) -> None:
-        """Move the rows handed over since the last flush into the arrays (through a list:
-        ``array.fromlist`` takes a list about twice as fast as ``extend`` takes an iterator)."""
-        self.uses.fromlist(list(chain.from_iterable(self._use_rows)))
-        self.txns.fromlist(list(chain.from_iterable(self._txn_rows)))
+        """Move the rows handed over since the last flush into the arrays."""
+        self._uses.add(self._use_rows)
+        self._txns.add(self._txn_rows)
         self._use_rows.clear()
         self._txn_rows.clear()
 
     @property
     def committed(self) -> int:
         """Committed transactions recorded so far (flushed or not)."""
-        return len(self.txns) // len(TXN_FIELDS) + len(self._txn_rows)
+        return self._txns.rows + len(self._txn_rows)
 
     @property
     def granted(self) -> int:
         """Granted requests recorded so far (flushed or not)."""
-        return len(self.uses) // len(USE_FIELDS) + len(self._use_rows)
-
-    def _rows(self, data: array, fields: tuple[str, ...]) -> np.ndarray:
-        return np.frombuffer(data, dtype=np.float64).reshape(-1, len(fields))
+        return self._uses.rows + len(self._use_rows)
 
     def requests_frame(self) -> pd.DataFrame:
         """Granted requests (``USE_FIELDS``), typed as ``USE_DTYPE``."""
-        return typed_frame(self._rows(self.uses, USE_FIELDS), USE_DTYPE)
+        return typed_frame(self._uses.array(), USE_DTYPE)
 
     def txns_frame(self) -> pd.DataFrame:
         """Committed transactions (``TXN_FIELDS``), typed as ``TXN_DTYPE``."""
-        return typed_frame(self._rows(self.txns, TXN_FIELDS), TXN_DTYPE)
+        return typed_frame(self._txns.array(), TXN_DTYPE)
 
     def handbacks_frame(self) -> pd.DataFrame:
         """Stale grants, typed as ``HANDBACK_DTYPE``."""
         return pd.DataFrame(np.array(self.handbacks, dtype=HANDBACK_DTYPE))
+
+
+class Chunks:
+    """Rows of ``width`` float64 fields, kept as the arrays each flush made."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.rows = 0
+        self._chunks: list[np.ndarray] = [np.empty((0, width))]
+
+    def add(self, rows: list[tuple]) -> None:
+        """Append ``rows`` (tuples of ``width`` numbers). ``np.fromiter`` with a known count
+        packs them about 1.6x faster than ``array.fromlist`` of a flattened list."""
+        if rows:
+            flat = np.fromiter(chain.from_iterable(rows), np.float64,
+                               count=len(rows) * self.width)
+            self._chunks.append(flat.reshape(-1, self.width))
+            self.rows += len(rows)
+
+    def array(self) -> np.ndarray:
+        """Every row so far, one array (the chunks are joined once and kept joined)."""
+        if len(self._chunks) > 1:
+            self._chunks = [np.concatenate(self._chunks)]
+        return self._chunks[0]
 
 
 def typed_frame(rows: np.ndarray, dtype: np.dtype) -> pd.DataFrame:
