@@ -34,8 +34,9 @@ def step_kernel(func: F) -> F:
     For the storage steps under the rules (a queue push, a holder lookup, an action row): a
     call passes the whole state, a dozen arrays of several machine words each, which costs
     more than such a step; inlined, the request path of the fast engine's lock servers runs
-    about as fast as when the state had fewer arrays. Called from Python they are ordinary
-    compiled functions.
+    about as fast as when the state had fewer arrays. :func:`netlock.lockserver.kernels.grant`
+    is one too: every request and release a server serves ends in it. Called from Python
+    they are ordinary compiled functions.
     """
     if JIT_ENABLED:
         return one_signature(numba.njit(cache=True, _nrt=False, inline="always")(func))

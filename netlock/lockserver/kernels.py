@@ -125,7 +125,7 @@ def is_waiting(st: ServerState, d: int, txn: int, client: int) -> bool:
     return False
 
 
-@kernel
+@step_kernel
 def grant(st: ServerState, d: int, now_us: int, n: int) -> int:
     """Grant served lock ``d``'s waiting requests in FIFO order, highest class first, until
     one must wait; forget the lock when it is idle. Action rows from ``n``; the next row."""

@@ -431,6 +431,10 @@ def granted(r: RackArrays, h: int, now: float) -> None:
     heap.push(r.heap, now + wait, E_COMMIT, c, r.ci[c, CI_ATTEMPT])
 
 
+granted_inline = inlined(granted)
+"""The same, inlined into its caller (for the per-request path)."""
+
+
 @fast_jit
 def stale_grant(r: RackArrays, h: int, now: float) -> None:
     """A grant for an attempt already given up: hand the lock back if still leased."""
@@ -466,12 +470,16 @@ def on_grant(r: RackArrays, h: int, now: float) -> None:
                and r.ci[c, CI_PENDING] > 0)
     verdict = grant_verdict(waiting, held_slot, r.ri[h, RI_SLOT])
     if verdict == USE:
-        granted(r, h, now)
+        granted_inline(r, h, now)
     elif verdict == HAND_BACK:
         stale_grant(r, h, now)
     else:
         r.cnt[K_IGNORED] += 1
         free_request(r, h)
+
+
+on_grant_inline = inlined(on_grant)
+"""The same, inlined into the event loop (a grant event per request)."""
 
 
 @fast_jit

@@ -118,9 +118,9 @@ def run(r: RackArrays, until_us: float) -> int:
         if kind == E_BURST:
             rack.switch_packets(r, a, now)
         elif kind == E_GRANT:
-            clients.on_grant(r, a, now)
+            clients.on_grant_inline(r, a, now)
         elif kind == E_SERVER:
-            rack.server_request(r, a, b, now)
+            rack.server_request_inline(r, a, b, now)
         elif kind == E_NOTIFY:
             rack.server_notified(r, a, b, now)
         elif kind == E_PUSH:

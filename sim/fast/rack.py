@@ -88,6 +88,7 @@ RSS_MULTIPLIER = 0x9E3779B1
 COUNT_BITS = 32
 
 acquire_kernel = inlined(kernels.acquire)
+process_kernel = inlined(lockserver.process)
 release_kernel = inlined(kernels.release)
 
 
@@ -144,7 +145,7 @@ def switch_acquire(r: RackArrays, h: int, push_back: int, now: float) -> None:
         r.ri[h, RI_SLOT] = r.sw_out[0, O_SLOT]
         switch_grant_inline(r, h, delay, now)
         return
-    if not _dispatch(r, n, h, delay, now):
+    if not dispatch_inline(r, n, h, delay, now):
         free_request(r, h)
 
 
@@ -166,7 +167,7 @@ def switch_release(r: RackArrays, h: int, now: float) -> None:
                         r.ri[h, RI_MODE], r.ri[h, RI_TXN], c, r.ci[c, CI_TENANT],
                         r.ci[c, CI_PRIORITY], r.ri[h, RI_SLOT], int(now))
     delay = _occupy(r, now, r.sw_ctl[C_PASSES])
-    if n == 0 or not _dispatch(r, n, h, delay, now):
+    if n == 0 or not dispatch_inline(r, n, h, delay, now):
         free_request(r, h)
 
 
@@ -209,6 +210,10 @@ def _dispatch(r: RackArrays, n: int, h: int, delay: float, now: float) -> bool:
         else:
             r.sw_drops[out[row, O_REASON]] += 1
     return kept
+
+
+dispatch_inline = inlined(_dispatch)
+"""The same, inlined into its caller (for the per-request path)."""
 
 
 @fast_jit
@@ -345,6 +350,10 @@ def _server_actions(r: RackArrays, s: int, n: int, delay: float, now: float) -> 
             r.cnt[K_SERVER_DROPS] += 1
 
 
+server_actions_inline = inlined(_server_actions)
+"""The same, inlined into its caller (for the per-request path)."""
+
+
 @fast_jit
 def server_request(r: RackArrays, h: int, flags: int, now: float) -> None:
     """A request forwarded by the switch (served, overflow or release) reaches its server;
@@ -354,12 +363,17 @@ def server_request(r: RackArrays, h: int, flags: int, now: float) -> None:
     op = flags & 1
     s = owner(r, lock)
     delay = _serve(r, s, lock, now)
-    n = lockserver.process(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_TXN], c,
-                           r.ci[c, CI_TENANT], flags >> 2, 0,
-                           FLAG_OVERFLOW * ((flags >> 1) & 1))
-    _server_actions(r, s, n, delay, now)
+    n = process_kernel(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_TXN], c,
+                       r.ci[c, CI_TENANT], flags >> 2, 0,
+                       FLAG_OVERFLOW * ((flags >> 1) & 1))
+    server_actions_inline(r, s, n, delay, now)
     if op == RELEASE:
         free_request(r, h)
+
+
+server_request_inline = inlined(server_request)
+"""The same, inlined into the event loop: with most locks on the lock servers (TPC-C), a
+request and its release each reach a server."""
 
 
 @fast_jit
