@@ -63,5 +63,38 @@ def count_violations(lock: np.ndarray, mode: np.ndarray, start: np.ndarray,
     lock = np.asarray(lock, dtype=np.int64)
     start = np.asarray(start, dtype=np.float64)
     end = np.maximum(np.asarray(end, dtype=np.float64), start)
-    order = np.lexsort((start, lock))
-    return int(_count(lock, np.asarray(mode) == 1, start, end, order))
+    return int(_count(lock, np.asarray(mode) == 1, start, end, by_lock_and_start(lock, start)))
+
+
+SPARSE = 4
+"""Lock ids above ``SPARSE`` times the number of uses are sorted rather than counted."""
+
+
+def by_lock_and_start(lock: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Indices of the uses by lock, each lock's in order of start, ties in record order:
+    ``np.lexsort((start, lock))``. A stable sort by start, then a stable counting sort by
+    lock id, which is linear: 0.49 -> 0.22 s on the 4.5 M uses of 0.2 s of the
+    microbenchmark. Lexsort itself when lock ids are too sparse to count."""
+    if lock.min() < 0 or lock.max() > SPARSE * len(lock):
+        return np.lexsort((start, lock))
+    by_start = np.argsort(start, kind="stable")
+    starts = np.zeros(int(lock.max()) + 2, dtype=np.int64)
+    order = np.empty(len(lock), dtype=np.int64)
+    _counting_sort(lock, by_start, starts, order)
+    return order
+
+
+@kernel
+def _counting_sort(key: np.ndarray, items: np.ndarray, starts: np.ndarray,
+                   out: np.ndarray) -> None:
+    """``items`` stably sorted by ``key[item]`` into ``out`` (``starts``: zeros, one more
+    than the largest key + 1)."""
+    for j in range(items.shape[0]):
+        starts[key[items[j]] + 1] += 1
+    for k in range(starts.shape[0] - 1):
+        starts[k + 1] += starts[k]
+    for j in range(items.shape[0]):
+        i = items[j]
+        k = key[i]
+        out[starts[k]] = i
+        starts[k] += 1

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.core.safety import count_violations
+from sim.core.safety import by_lock_and_start, count_violations
 
 
 def active_at_start_of(j: int, i: int, start, end) -> bool:
@@ -61,3 +61,14 @@ def test_more_cases():
     assert count((0, 0, 0, 5), (0, 1, 3, 3)) == 1
     assert count((0, 1, 2, 2), (0, 1, 2, 2)) == 1
     assert count((0, 1, 0, 5), (1, 1, 0, 5)) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 8)), min_size=1, max_size=60),
+       st.sampled_from([1, 10**9]))
+def test_use_order_is_lexsorts(rows, spread):
+    """The counting sort (dense lock ids) and the lexsort (sparse ones) give the order
+    ``np.lexsort((start, lock))`` gives, ties in record order."""
+    lock = np.array([r[0] for r in rows], dtype=np.int64) * spread
+    start = np.array([r[1] for r in rows], dtype=np.float64)
+    assert np.array_equal(by_lock_and_start(lock, start), np.lexsort((start, lock)))
