@@ -65,10 +65,10 @@ def test_more_cases():
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 8)), min_size=1, max_size=60),
-       st.sampled_from([1, 10**9]))
+       st.sampled_from([1, 10**9, 2**45, -1]))
 def test_use_order_is_lexsorts(rows, spread):
-    """The counting sort (dense lock ids) and the lexsort (sparse ones) give the order
-    ``np.lexsort((start, lock))`` gives, ties in record order."""
+    """The radix sort (one, two or three passes over the lock ids) and the lexsort (negative
+    ids) give the order ``np.lexsort((start, lock))`` gives, ties in record order."""
     lock = np.array([r[0] for r in rows], dtype=np.int64) * spread
     start = np.array([r[1] for r in rows], dtype=np.float64)
     assert np.array_equal(by_lock_and_start(lock, start), np.lexsort((start, lock)))
