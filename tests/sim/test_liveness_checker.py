@@ -86,3 +86,32 @@ def test_the_stall_bound_covers_a_lease_a_sweep_a_backoff_and_two_round_trips():
         cfg.lease.us + cfg.lease.sweep_us + longest_backoff + 2 * lease_guard_us(cfg))
     assert stall_bound_us(config("micro-exclusive", lease__sweep_us=100)) == pytest.approx(
         stall_bound_us(cfg) - 400)
+
+
+rows = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40), st.integers(0, 15),
+                          st.integers(0, 40)), max_size=25)
+"""``(lock, asked, wait, hold)``: asked at ``asked``, granted ``wait`` later, held ``hold``."""
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows, st.lists(st.tuples(st.integers(0, 5), st.integers(0, 40), st.integers(0, 40)),
+                      max_size=4),
+       st.lists(st.tuples(st.integers(0, 80), st.integers(0, 4)), max_size=4),
+       st.sampled_from([0.0, 5.0, 12.0, 30.0]))
+def test_picking_the_long_waits_first_changes_nothing(uses, open_waits, backs, bound):
+    """:func:`stalled_waits` picks the long waits and their locks' uses before calling the
+    checker; the count is the checker's over every request, open wait and hand-back."""
+    table = requests([(lock, a + w, a + w + h, a) for lock, a, w, h in uses])
+    waits = [(float(lock), float(a), float(a + d)) for lock, a, d in open_waits]
+    handbacks = pd.DataFrame(np.array([(float(t), lock) for t, lock in backs],
+                                      dtype=HANDBACK_DTYPE))
+    lock, start = table["lock"].to_numpy(), table["t_us"].to_numpy()
+    w = np.asarray(waits, dtype=np.float64).reshape(-1, 3)
+    b_lock = handbacks["lock"].to_numpy().astype(np.int64)
+    b_t = handbacks["t_us"].to_numpy().astype(np.float64)
+    everything = count_stalled(np.concatenate([lock, b_lock]), np.concatenate([start, b_t]),
+                               np.concatenate([table["end_us"].to_numpy(), b_t]),
+                               np.concatenate([lock, w[:, 0].astype(np.int64)]),
+                               np.concatenate([table["asked_us"].to_numpy(), w[:, 1]]),
+                               np.concatenate([start, w[:, 2]]), bound)
+    assert stalled_waits(table, waits, handbacks, bound) == everything
