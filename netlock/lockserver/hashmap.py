@@ -105,8 +105,11 @@ def _insert_all(keys: np.ndarray, values: np.ndarray, keys_in: np.ndarray,
 
 
 def build_map(keys_in: np.ndarray, values_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A map holding ``keys_in[j] -> values_in[j]``."""
-    keys, values = new_map(4 * max(len(keys_in), 1))
+    """A map holding ``keys_in[j] -> values_in[j]``, at most half full (the least this
+    module allows): a map built once and only read (the fast engine's switch table) is
+    read faster when it takes less cache; TPC-C's loop went
+    1.75-1.84 -> 1.67-1.76 CPU s (0.05 s runs, A/B medians of 3) from a quarter full."""
+    keys, values = new_map(2 * max(len(keys_in), 1))
     _insert_all(keys, values, np.asarray(keys_in, dtype=np.int64),
                 np.asarray(values_in, dtype=np.int64))
     return keys, values
