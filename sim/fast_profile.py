@@ -150,6 +150,8 @@ def profile(cfg: Config, asm: int) -> str:
 
 def report(samples: Counter, by_function: Counter, by_offset: Counter, others: str,
            disassembly: str, asm: int, loop_s: float) -> str:
+    """The profile as text: shares of all samples (``samples``), per compiled function, for
+    the rest as ``perf report`` names them (``others``), and the ``asm`` hottest offsets."""
     total = sum(samples.values()) or 1
     lines = [f"event loop {loop_s:.2f} CPU s, {total:,} samples",
              "", "compiled functions (share of all samples):"]

@@ -16,16 +16,13 @@ from netlock.dataplane._jit import (
     JIT_ENABLED,
     drop_stale_cache,
     kernel,
+    kernel_inline,
     kernel_sources,
-    one_signature,
 )
 
 __all__ = ["JIT_ENABLED", "kernel", "lockserver_sources", "step_kernel"]
 
 F = TypeVar("F", bound=Callable)
-
-if JIT_ENABLED:
-    import numba
 
 
 def step_kernel(func: F) -> F:
@@ -38,9 +35,7 @@ def step_kernel(func: F) -> F:
     is one too: every request and release a server serves ends in it. Called from Python
     they are ordinary compiled functions.
     """
-    if JIT_ENABLED:
-        return one_signature(numba.njit(cache=True, _nrt=False, inline="always")(func))
-    return func
+    return kernel_inline(func)
 
 
 def lockserver_sources() -> list[Path]:

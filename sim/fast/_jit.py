@@ -16,20 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, one_signature
+from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, kernel, kernel_inline
 from netlock.lockserver._jit import lockserver_sources
 
 F = TypeVar("F", bound=Callable)
 
-if JIT_ENABLED:
-    import numba
-
 
 def fast_jit(func: F) -> F:
-    """Compile ``func`` for the fast engine (identity when the JIT is disabled)."""
-    if JIT_ENABLED:
-        return one_signature(numba.njit(cache=True, _nrt=False)(func))
-    return func
+    """Compile ``func`` for the fast engine (identity when the JIT is disabled): with the
+    kernels' options (:func:`netlock.dataplane._jit.kernel`)."""
+    return kernel(func)
 
 
 def fast_jit_inline(func: F) -> F:
@@ -39,9 +35,7 @@ def fast_jit_inline(func: F) -> F:
     :class:`sim.fast.state.RackArrays` (a few hundred machine words), which costs more than the
     work of most of these functions.
     """
-    if JIT_ENABLED:
-        return one_signature(numba.njit(cache=True, _nrt=False, inline="always")(func))
-    return func
+    return kernel_inline(func)
 
 
 def inlined(func: F) -> F:
