@@ -217,11 +217,18 @@ class FastModel:
 
     def _frame(self, done: list[np.ndarray], current: np.ndarray, k: int) -> pd.DataFrame:
         """Every row of a recorder table, copied (results never point into a chunk), one
-        contiguous column per field: concatenated field by field, which is several times
-        cheaper than concatenating the rows and letting pandas split them into columns."""
+        contiguous column per field. Chunk by chunk, each chunk's fields one after the
+        other while it is in the CPU's cache: field by field over all chunks read the whole
+        table from memory once per field (TPC-C's simulated second, 42 M rows: 3.5 -> 1.2 s)."""
         parts = [*done, current[:self.rack.cnt[k]]]
-        return pd.DataFrame({name: np.concatenate([part[name] for part in parts])
-                             for name in current.dtype.names}, copy=False)
+        rows = sum(map(len, parts))
+        columns = {name: np.empty(rows, dtype=current.dtype[name]) for name in current.dtype.names}
+        at = 0
+        for part in parts:
+            for name, column in columns.items():
+                column[at:at + len(part)] = part[name]
+            at += len(part)
+        return pd.DataFrame(columns, copy=False)
 
     @property
     def granted(self) -> int:

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.core.safety import by_lock_and_start, count_violations
+from sim.core.safety import count_violations, uses_by_lock_and_start
 
 
 def active_at_start_of(j: int, i: int, start, end) -> bool:
@@ -63,12 +63,38 @@ def test_more_cases():
     assert count((0, 1, 0, 5), (1, 1, 0, 5)) == 0
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 8)), min_size=1, max_size=60),
-       st.sampled_from([1, 10**9, 2**45, -1]))
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 1), st.integers(0, 8),
+                          st.integers(0, 3)), min_size=1, max_size=150),
+       st.sampled_from([1, 10**9, 2**45, -1, -(2**61)]))
 def test_use_order_is_lexsorts(rows, spread):
-    """The radix sort (one, two or three passes over the lock ids) and the lexsort (negative
-    ids) give the order ``np.lexsort((start, lock))`` gives, ties in record order."""
+    """The bucket and radix passes (ids of 1 to 63 bits, negative ones, spreads past 62 bits)
+    and the ordering by start (insertion, and merging past 32 uses of a lock) give the order
+    ``np.lexsort((start, lock))`` gives, ties in record order, each use's fields with it."""
     lock = np.array([r[0] for r in rows], dtype=np.int64) * spread
-    start = np.array([r[1] for r in rows], dtype=np.float64)
-    assert np.array_equal(by_lock_and_start(lock, start), np.lexsort((start, lock)))
+    mode = np.array([r[1] for r in rows], dtype=np.int8)
+    start = np.array([r[2] for r in rows], dtype=np.float64)
+    end = start + np.array([r[3] for r in rows], dtype=np.float64) - 1
+    order = np.lexsort((start, lock))
+    key, at, until = uses_by_lock_and_start(lock, mode, start, end)
+    rank = np.unique(lock, return_inverse=True)[1]
+    assert np.array_equal(np.unique(key >> 1, return_inverse=True)[1], rank[order])
+    assert np.array_equal(key & 1, mode[order])
+    assert np.array_equal(at, start[order])
+    assert np.array_equal(until, np.maximum(end, start)[order])
+
+
+def test_long_runs_out_of_order_are_merged():
+    """A lock's uses far from start order (the merge sort past 32 uses), with ties."""
+    rng = np.random.default_rng(7)
+    n = 1000
+    lock = rng.integers(0, 3, n)
+    start = rng.integers(0, 50, n).astype(np.float64)
+    end = start + rng.integers(0, 5, n)
+    mode = rng.integers(0, 2, n)
+    order = np.lexsort((start, lock))
+    key, at, until = uses_by_lock_and_start(lock, mode, start, end)
+    assert np.array_equal(key, 2 * lock[order] + mode[order])
+    assert np.array_equal(at, start[order])
+    assert np.array_equal(until, end[order])
+    assert count_violations(lock, mode, start, end) == reference(lock, mode, start, end)
