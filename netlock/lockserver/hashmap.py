@@ -26,14 +26,15 @@ def new_map(capacity: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @kernel
-def _home(keys: np.ndarray, key: int) -> int:
+def home(keys: np.ndarray, key: int) -> int:
+    """The cell where the probe for ``key`` starts (also for cache prefetches)."""
     return ((key * _MULT) >> 17) & (keys.shape[0] - 1)
 
 
 @kernel
 def _slot(keys: np.ndarray, key: int) -> int:
     mask = keys.shape[0] - 1
-    k = _home(keys, key)
+    k = home(keys, key)
     while keys[k] != EMPTY and keys[k] != key:
         k = (k + 1) & mask
     return k
@@ -69,9 +70,9 @@ def remove(keys: np.ndarray, values: np.ndarray, key: int) -> None:
         k = (k + 1) & mask
         if keys[k] == EMPTY:
             break
-        home = _home(keys, keys[k])
+        start = home(keys, keys[k])
         # the entry at k stays when its home lies cyclically in (hole, k]
-        if (home - hole - 1) & mask < (k - hole) & mask:
+        if (start - hole - 1) & mask < (k - hole) & mask:
             continue
         keys[hole] = keys[k]
         values[hole] = values[k]

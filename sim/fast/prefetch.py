@@ -21,6 +21,7 @@ from numba.extending import intrinsic
 
 from netlock.dataplane._jit import JIT_ENABLED
 from netlock.dataplane.layout import R_HEAD, R_TAIL
+from netlock.lockserver import hashmap
 from sim.fast._jit import fast_jit_inline
 from sim.fast.state import CI_PRIORITY, RI_CLIENT, RI_LOCK, RI_OP, RackArrays
 
@@ -68,32 +69,55 @@ else:
 
 
 @fast_jit_inline
-def _lock_row(r: RackArrays, h: int) -> tuple[int, int]:
-    """Switch lock index and queue class of request ``h`` (-1 when not known cheaply)."""
+def warm_switch_rows(r: RackArrays, h: int) -> None:
+    """Request ``h`` is on its way to the switch: fetch its lock's rows, or for a lock id
+    above the dense table, the lock table's cells its lookup starts at (TPC-C: 95 % of
+    requests; the rows follow one event ahead, :func:`warm_switch_slot`)."""
     lock = r.ri[h, RI_LOCK]
     if lock >= r.table_dense.shape[0]:
-        return -1, 0
-    c = r.ci[r.ri[h, RI_CLIENT], CI_PRIORITY]
-    return r.table_dense[lock], min(c, r.sw_regions.shape[0] - 1)
-
-
-@fast_jit_inline
-def warm_switch_rows(r: RackArrays, h: int) -> None:
-    """Request ``h`` is on its way to the switch: fetch its lock's rows."""
-    i, c = _lock_row(r, h)
+        k = hashmap.home(r.table_keys, lock)
+        prefetch_row(r.table_keys, k)
+        prefetch_row(r.table_values, k)
+        return
+    i = r.table_dense[lock]
     if i >= 0:
         prefetch_row(r.sw_locks, i)
-        prefetch_plane_row(r.sw_regions, c, i)
+        prefetch_plane_row(r.sw_regions, _queue_class(r, h), i)
 
 
 @fast_jit_inline
 def warm_switch_slot(r: RackArrays, h: int) -> None:
-    """Request ``h`` is the switch's next packet: fetch the queue slot it will use."""
-    i, c = _lock_row(r, h)
+    """Request ``h`` is the switch's next packet: fetch the queue slot it will use, or the
+    rows of its lock when they were not fetched at sending (its id is above the dense
+    table)."""
+    lock = r.ri[h, RI_LOCK]
+    c = _queue_class(r, h)
+    if lock >= r.table_dense.shape[0]:
+        i = hashmap.lookup(r.table_keys, r.table_values, lock)
+        if i >= 0:
+            prefetch_row(r.sw_locks, i)
+            prefetch_plane_row(r.sw_regions, c, i)
+        return
+    i = r.table_dense[lock]
     if i >= 0:
         k = r.sw_regions[c, i, R_HEAD if r.ri[h, RI_OP] else R_TAIL]
         if k >= 0:
             prefetch_row(r.sw_slots, k)
+
+
+@fast_jit_inline
+def warm_server_cell(r: RackArrays, lock: int) -> None:
+    """A request is on its way to its lock server: fetch the server map's cells its
+    lookup starts at."""
+    k = hashmap.home(r.srv.keys, lock)
+    prefetch_row(r.srv.keys, k)
+    prefetch_row(r.srv.values, k)
+
+
+@fast_jit_inline
+def _queue_class(r: RackArrays, h: int) -> int:
+    """The switch queue class of request ``h``."""
+    return min(r.ci[r.ri[h, RI_CLIENT], CI_PRIORITY], r.sw_regions.shape[0] - 1)
 
 
 @fast_jit_inline

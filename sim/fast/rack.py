@@ -37,6 +37,7 @@ from netlock.packets import ActionKind, DropReason
 from sim.fast import heap
 from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.clients import receive, receive_inline
+from sim.fast.prefetch import warm_server_cell
 from sim.fast.records import free_request, hop, path, reliable_hop, take
 from sim.fast.state import (
     CF_DOWN_LAST,
@@ -269,6 +270,7 @@ def _to_server(r: RackArrays, h: int, overflow: bool, priority: int, delay: floa
     if d < 0:
         free_request(r, h)
         return
+    warm_server_cell(r, r.ri[h, RI_LOCK])
     heap.push(r.heap, _link(r, s, SF_UP_LAST, now + delay + d), E_SERVER, h,
               op + 2 * int(overflow) + 4 * priority)
 
