@@ -99,6 +99,9 @@ FIELDS: dict[TpccTable, tuple[str, ...]] = {
     TpccTable.ORDER_LINE: ("ol_i_id", "ol_supply_w_id", "ol_amount"),
 }
 
+DROPPED = np.iinfo(np.int64).max
+"""Packed (id, mode) of an order line the transaction does not have (sorts last)."""
+
 
 def nurand(rng: np.random.Generator, a: int, x: int, y: int, c: int,
            size: int | tuple[int, ...]) -> np.ndarray:
@@ -269,15 +272,15 @@ class TpccNewOrder:
                             (n, ni * MAX_ORDER_LINES))], axis=1)
         keep = np.concatenate([np.ones((n, nf), dtype=bool), np.repeat(valid, ni, axis=1)],
                               axis=1)
-        ids = np.where(keep, ids, np.iinfo(np.int64).max)
-        order = np.argsort(ids, axis=1, kind="stable")
-        ids = np.take_along_axis(ids, order, axis=1)
-        modes = np.take_along_axis(modes, order, axis=1)
-        keep = np.take_along_axis(keep, order, axis=1)
+        # A transaction's locks are distinct, so sorting (id, mode) pairs packed in one
+        # integer orders them as a stable sort by id would, several times faster.
+        packed = np.where(keep, 2 * ids + modes, DROPPED)
+        packed.sort(axis=1)
+        packed = packed[packed != DROPPED]
         sizes = nf + ni * ol_cnt
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        return TxnBatch(lock_ids=ids[keep], modes=modes[keep], offsets=offsets,
-                        client_ids=clients)
+        return TxnBatch(lock_ids=packed >> 1, modes=(packed & 1).astype(np.int8),
+                        offsets=offsets, client_ids=clients)
 
     def describe(self) -> str:
         sp = self.space
