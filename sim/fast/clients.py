@@ -416,6 +416,7 @@ def granted(r: RackArrays, h: int, now: float) -> None:
         return
     r.rf[h, RF_GRANT] = now
     r.held[c, r.ci[c, CI_NHELD]] = h
+    r.held_txn[c, r.ci[c, CI_NHELD]] = r.ri[h, RI_TXN]
     r.ci[c, CI_NHELD] += 1
     r.ci[c, CI_PENDING] -= 1
     if r.ci[c, CI_PENDING]:
@@ -461,10 +462,10 @@ def on_grant(r: RackArrays, h: int, now: float) -> None:
     c = r.ri[h, RI_CLIENT]
     held_slot = NOT_HELD
     txn = r.ri[h, RI_TXN]
+    held_txn = r.held_txn[c]
     for k in range(r.ci[c, CI_NHELD]):
-        g = r.held[c, k]
-        if r.ri[g, RI_TXN] == txn:
-            held_slot = r.ri[g, RI_SLOT]
+        if held_txn[k] == txn:
+            held_slot = r.ri[r.held[c, k], RI_SLOT]
             break
     waiting = (r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT] and r.ri[h, RI_OP] == 0
                and r.ci[c, CI_PENDING] > 0)

@@ -436,6 +436,7 @@ def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.n
     cf[:, CF_TIMER_AT] = math.inf
     batch = txn_batch(longest)
     return {"ci": ci, "cf": cf, "held": np.zeros((n, longest), dtype=np.int64),
+            "held_txn": np.zeros((n, longest), dtype=np.int64),
             "cur_lock": np.zeros((n, longest), dtype=np.int64),
             "cur_mode": np.zeros((n, longest), dtype=np.int64),
             "tx_lock": np.zeros((n, batch * longest), dtype=np.int64),

@@ -115,6 +115,7 @@ class RackArrays(NamedTuple):
     ci: np.ndarray
     cf: np.ndarray
     held: np.ndarray
+    held_txn: np.ndarray
     cur_lock: np.ndarray
     cur_mode: np.ndarray
     tx_lock: np.ndarray
