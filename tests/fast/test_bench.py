@@ -29,6 +29,8 @@ def rates(monkeypatch):
     monkeypatch.setattr(bench, "simpy_run", lambda d: _phases(2.0e5))
     monkeypatch.setattr(bench, "baseline_rate", lambda d: 1.0e5)
     monkeypatch.setattr(bench, "native_loop", FakeLoop)
+    monkeypatch.setattr(bench, "tpcc_run", lambda d: Phases(granted=int(4e7 * d), setup_s=1.0,
+                                                            loop_s=6.0 * d, results_s=1.0 * d))
 
 
 def _named(results, start):
@@ -96,3 +98,20 @@ def test_the_full_run_reports_the_cold_compile_in_cpu_seconds(rates, monkeypatch
     compile_row = _named(bench.run(quick=False), "fast engine JIT compile")
     assert (compile_row.value, compile_row.unit) == (120.0, "CPU s")
     assert "300 s wall" in compile_row.note
+
+
+def test_tpcc_is_cpu_seconds_per_simulated_second(rates, monkeypatch):
+    """Setup once, loop and results scaled to one simulated second; over 10 s misses."""
+    monkeypatch.setattr(bench, "check_agreement", lambda: (0.0, []))
+    row = _named(bench.run(quick=True), "TPC-C low")
+    assert row.value == pytest.approx(8.0) and row.ok and "40.0M requests" in row.note
+    monkeypatch.setattr(bench, "tpcc_run", lambda d: Phases(granted=int(4e7 * d), setup_s=1.0,
+                                                            loop_s=40.0 * d, results_s=6.0 * d))
+    row = _named(bench.run(quick=True), "TPC-C low")
+    assert row.value == pytest.approx(47.0) and not row.ok
+
+
+def test_a_short_tpcc_run_is_measured():
+    """The real TPC-C config builds, runs and summarises without violations."""
+    run = bench.tpcc_run(0.0005)
+    assert run.granted > 0 and run.loop_s > 0 and run.results_s > 0
