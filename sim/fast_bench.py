@@ -69,21 +69,16 @@ def fast_run(duration_s: float, loss: float = 0.0) -> Phases:
     cfg = micro_config(duration_s)
     if loss:
         cfg = override_config(cfg, {"network.loss": loss})
-    end_us = duration_s * 1e6
-
-    def loop(model: object) -> None:
-        model.advance(end_us)
-
-    def results(model: object) -> dict:
-        model.close(end_us)
-        return summarise(model, 0.0).summary
-
-    return timed_phases(lambda: build(cfg), loop, results, forget_pilots)
+    return timed_run(cfg)
 
 
 def tpcc_run(duration_s: float) -> Phases:
     """One timed run of TPC-C at the paper's scale (:data:`TPCC_CONFIG`) on the fast engine."""
-    cfg = load_config(CONFIG_DIR / TPCC_CONFIG, {"sim.duration_s": str(duration_s)})
+    return timed_run(load_config(CONFIG_DIR / TPCC_CONFIG, {"sim.duration_s": str(duration_s)}))
+
+
+def timed_run(cfg: Config) -> Phases:
+    """One run of ``cfg`` on the fast engine, timed in phases (:func:`sim.bench.timed_phases`)."""
     end_us = cfg.sim.end_s * 1e6
 
     def loop(model: object) -> None:
