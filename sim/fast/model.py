@@ -219,7 +219,7 @@ class FastModel:
         """Every row of a recorder table, copied (results never point into a chunk), one
         contiguous column per field. Chunk by chunk, each chunk's fields one after the
         other while it is in the CPU's cache: field by field over all chunks read the whole
-        table from memory once per field (TPC-C's simulated second, 42 M rows: 3.5 -> 1.2 s)."""
+        table from memory once per field (42 M rows, TPC-C's simulated second: 2.4 -> 1.6 s)."""
         parts = [*done, current[:self.rack.cnt[k]]]
         rows = sum(map(len, parts))
         columns = {name: np.empty(rows, dtype=current.dtype[name]) for name in current.dtype.names}

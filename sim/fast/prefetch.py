@@ -72,7 +72,8 @@ else:
 def warm_switch_rows(r: RackArrays, h: int) -> None:
     """Request ``h`` is on its way to the switch: fetch its lock's rows, or for a lock id
     above the dense table, the lock table's cells its lookup starts at (TPC-C: 95 % of
-    requests; the rows follow one event ahead, :func:`warm_switch_slot`)."""
+    requests. Looking such a lock up one event ahead to fetch its rows too made no
+    difference: 0.05 s loops 2.08 against 2.10 CPU s, medians of 9)."""
     lock = r.ri[h, RI_LOCK]
     if lock >= r.table_dense.shape[0]:
         k = hashmap.home(r.table_keys, lock)
@@ -87,20 +88,14 @@ def warm_switch_rows(r: RackArrays, h: int) -> None:
 
 @fast_jit_inline
 def warm_switch_slot(r: RackArrays, h: int) -> None:
-    """Request ``h`` is the switch's next packet: fetch the queue slot it will use, or the
-    rows of its lock when they were not fetched at sending (its id is above the dense
-    table)."""
+    """Request ``h`` is the switch's next packet: fetch the queue slot it will use (for a
+    lock in the dense table)."""
     lock = r.ri[h, RI_LOCK]
-    c = _queue_class(r, h)
     if lock >= r.table_dense.shape[0]:
-        i = hashmap.lookup(r.table_keys, r.table_values, lock)
-        if i >= 0:
-            prefetch_row(r.sw_locks, i)
-            prefetch_plane_row(r.sw_regions, c, i)
         return
     i = r.table_dense[lock]
     if i >= 0:
-        k = r.sw_regions[c, i, R_HEAD if r.ri[h, RI_OP] else R_TAIL]
+        k = r.sw_regions[_queue_class(r, h), i, R_HEAD if r.ri[h, RI_OP] else R_TAIL]
         if k >= 0:
             prefetch_row(r.sw_slots, k)
 
