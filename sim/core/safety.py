@@ -33,7 +33,7 @@ from netlock.dataplane._jit import kernel
 DIGIT_BITS = 16
 """The most bits of the lock id one counting pass sorts by."""
 SHORT_RUN = 32
-"""Lock groups up to this long are put in order of start by insertion, longer ones merged."""
+"""Runs of a lock's uses put in order of start by insertion before they are merged."""
 
 
 def count_violations(lock: np.ndarray, mode: np.ndarray, start: np.ndarray,
@@ -142,8 +142,8 @@ def _sort_buckets(bounds: np.ndarray, low: int, key: np.ndarray, at: np.ndarray,
 @kernel
 def _order_by_start(key: np.ndarray, at: np.ndarray, until: np.ndarray, spare_key: np.ndarray,
                     spare_at: np.ndarray, spare_until: np.ndarray) -> None:
-    """Each lock's uses (a run of equal ``key >> 1``) stably in order of start: short runs
-    by insertion, longer ones out of order by a merge sort through the spare columns."""
+    """Each lock's uses (a run of equal ``key >> 1``) stably in order of start, when they
+    are not already (:func:`_merge_sort`: a short run is one insertion sort)."""
     n = key.shape[0]
     j = 0
     while j < n:
@@ -154,11 +154,7 @@ def _order_by_start(key: np.ndarray, at: np.ndarray, until: np.ndarray, spare_ke
         while j < n and key[j] >> 1 == lock:
             ordered = ordered and at[j] >= at[j - 1]
             j += 1
-        if ordered:
-            continue
-        if j - first <= SHORT_RUN:
-            _insertion_sort(key, at, until, first, j)
-        else:
+        if not ordered:
             _merge_sort(key, at, until, first, j, spare_key, spare_at, spare_until)
 
 
