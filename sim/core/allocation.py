@@ -54,6 +54,10 @@ class CoarseWorkload:
     def n_locks(self) -> int:
         return -(-self.inner.n_locks // self.group)
 
+    @property
+    def clients_independent(self) -> bool:
+        return bool(getattr(self.inner, "clients_independent", False))
+
     def next_txn(self, client_id: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         locks, modes = self.inner.next_txn(client_id, rng)
         batch = self._merge(TxnBatch(np.asarray(locks, dtype=np.int64),

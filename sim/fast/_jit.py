@@ -16,7 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, kernel, kernel_inline
+from netlock.dataplane._jit import (
+    JIT_ENABLED,
+    drop_stale_cache,
+    kernel,
+    kernel_inline,
+    numba,
+    one_signature,
+)
 from netlock.lockserver._jit import lockserver_sources
 
 F = TypeVar("F", bound=Callable)
@@ -26,6 +33,15 @@ def fast_jit(func: F) -> F:
     """Compile ``func`` for the fast engine (identity when the JIT is disabled): with the
     kernels' options (:func:`netlock.dataplane._jit.kernel`)."""
     return kernel(func)
+
+
+def fast_jit_nogil(func: F) -> F:
+    """:func:`fast_jit` for the event loop's entry from Python, which also lets go of the
+    GIL while it runs: a worker thread draws the next randomness meanwhile
+    (:mod:`sim.core.ahead`)."""
+    if JIT_ENABLED:
+        return one_signature(numba.njit(cache=True, _nrt=False, nogil=True)(func))
+    return func
 
 
 def fast_jit_inline(func: F) -> F:

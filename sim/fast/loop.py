@@ -13,7 +13,7 @@ import numpy as np
 
 from netlock.lockserver.layout import CN_DENSE, CN_NFREE
 from sim.fast import clients, heap, rack
-from sim.fast._jit import fast_jit, fast_jit_inline
+from sim.fast._jit import fast_jit, fast_jit_inline, fast_jit_nogil
 from sim.fast.heap import Q_SIZE
 from sim.fast.prefetch import prefetch_row, warm_switch_slot
 from sim.fast.state import (
@@ -98,7 +98,7 @@ def _warm_after_next(r: RackArrays) -> None:
         prefetch_row(r.ri, h.ev_a[s])
 
 
-@fast_jit
+@fast_jit_nogil
 def run(r: RackArrays, until_us: float) -> int:
     """Run the events before ``until_us``; DONE, or NEEDS_SERVICE to be called again."""
     h = r.heap

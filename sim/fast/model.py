@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from netlock.errors import ConfigError
 from netlock.lockserver.hashmap import build_map
 from netlock.lockserver.layout import ensure_room, new_server_state
 from netlock.plan import Plan
+from sim.core.ahead import DrawAhead, Worker
 from sim.core.allocation import CoarseWorkload, Partition
 from sim.core.draws import BLOCK, draw_faults, draw_hops, fault_rng
 from sim.core.metrics import HANDBACK_DTYPE, TXN_DTYPE, USE_DTYPE
@@ -95,7 +97,7 @@ from sim.fast.state import (
     new_pool,
     txn_batch,
 )
-from sim.workloads import WorkloadGenerator
+from sim.workloads import TxnBatch, WorkloadGenerator
 
 BURST_US = 0.1
 HOP_BLOCKS = 32
@@ -156,10 +158,26 @@ class FastModel:
     owned: list[np.ndarray] = field(default_factory=list)
     """Every recorder chunk this model took (:mod:`sim.fast.chunks`), given back when it
     is gone."""
+    worker: Worker = field(default_factory=Worker)
+    """Draws the hop delays and, when the workload allows it, the transactions ahead of
+    need (:mod:`sim.core.ahead`)."""
+    hop_blocks: DrawAhead[np.ndarray] = field(init=False)
+    txn_draws: list[DrawAhead[TxnBatch] | None] = field(init=False)
+    """Per client: its batches drawn ahead, or None when the workload's clients share
+    state (the batches must then be drawn in the order the clients need them)."""
 
     def __post_init__(self) -> None:
         self.owned += [self.rack.uses, self.rack.txns, self.rack.handbacks]
         weakref.finalize(self, chunks.give_back, self.owned)
+        weakref.finalize(self, self.worker.close)
+        net = self.config.network
+        self.hop_blocks = DrawAhead(partial(hop_block, self.net_rng, net.rtt_us / 2.0,
+                                            net.jitter_us, net.loss), self.worker)
+        ahead = getattr(self.workload, "clients_independent", False)
+        self.txn_draws = [DrawAhead(partial(self.workload.sample_txns, self.txn_batch, rng,
+                                            np.full(self.txn_batch, c, dtype=np.int64)),
+                                    self.worker) if ahead else None
+                          for c, rng in enumerate(self.client_rngs)]
 
     # --- running -----------------------------------------------------------------------------
 
@@ -179,6 +197,7 @@ class FastModel:
         clients, locks = waiting[:n, 0], waiting[:n, 1]
         self.open_waits = list(zip(locks.tolist(), r.cf[clients, CF_TXN_START].tolist(),
                                    [end_us] * n, strict=True))
+        self.worker.close()
 
     def serve(self) -> None:
         r = self.rack
@@ -241,10 +260,13 @@ class FastModel:
     # --- randomness ---------------------------------------------------------------------------
 
     def refill_txns(self, c: int) -> None:
-        """Client ``c``'s next batch of transactions, from its own stream."""
+        """Client ``c``'s next batch of transactions, from its own stream (drawn ahead when
+        the workload's clients draw independently)."""
         r = self.rack
-        batch = self.workload.sample_txns(self.txn_batch, self.client_rngs[c],
-                                          np.full(self.txn_batch, c, dtype=np.int64))
+        ahead = self.txn_draws[c]
+        batch = (ahead.take(1)[0] if ahead is not None else
+                 self.workload.sample_txns(self.txn_batch, self.client_rngs[c],
+                                           np.full(self.txn_batch, c, dtype=np.int64)))
         n_locks = len(batch.lock_ids)
         if n_locks > r.tx_lock.shape[1]:
             width = max(n_locks, 2 * r.tx_lock.shape[1])
@@ -267,8 +289,9 @@ class FastModel:
         done = int(r.cnt[K_HOP]) // BLOCK * BLOCK
         keep = len(r.hops) - done
         r.hops[:keep] = r.hops[done:]
-        net = self.config.network
-        draw_hops(self.net_rng, net.rtt_us / 2.0, net.jitter_us, net.loss, r.hops[keep:])
+        for at, block in zip(range(keep, len(r.hops), BLOCK),
+                             self.hop_blocks.take((len(r.hops) - keep) // BLOCK), strict=True):
+            r.hops[at:at + BLOCK] = block
         r.cnt[K_HOP] -= done
 
     def refill_faults(self) -> None:
@@ -303,6 +326,14 @@ class FastModel:
     def handbacks_frame(self) -> pd.DataFrame:
         """Stale grants, typed as :meth:`sim.recorder.Recorder.handbacks_frame` types them."""
         return self._frame(self.handback_chunks, self.rack.handbacks, K_HANDBACKS)
+
+
+def hop_block(rng: np.random.Generator, half_rtt_us: float, jitter_us: float,
+              loss: float) -> np.ndarray:
+    """The next ``BLOCK`` hop delays of stream ``rng`` (:func:`sim.core.draws.draw_hops`)."""
+    block = np.empty(BLOCK)
+    draw_hops(rng, half_rtt_us, jitter_us, loss, block)
+    return block
 
 
 def new_switch(config: Config, plan: Plan) -> SwitchDataPlane:

@@ -4,7 +4,10 @@ A transaction is a set of lock requests: ``lock_ids`` (int64) with ``modes`` (in
 0 = shared, 1 = exclusive, as :class:`netlock.packets.Mode`). Locks within a transaction
 are distinct and sorted ascending: acquiring in one global order avoids deadlock between
 transactions. Generators draw all randomness from the ``numpy.random.Generator`` they are
-given, so a fixed seed gives the same transactions.
+given, so a fixed seed gives the same transactions. A generator whose batches for one client
+depend only on the stream it is given and on that client's earlier batches says so with a
+true ``clients_independent`` attribute (optional; absent means false): engines may then draw
+a client's next batch before the other clients' earlier ones (:mod:`sim.core.ahead`).
 """
 
 from __future__ import annotations

@@ -50,6 +50,11 @@ class MicroWorkload:
     def n_locks(self) -> int:
         return self.locks
 
+    @property
+    def clients_independent(self) -> bool:
+        """A client's batches depend only on its stream (see :mod:`sim.workloads.base`)."""
+        return True
+
     def pmf(self) -> np.ndarray:
         """Popularity of each lock for a single draw (float64, sums to 1)."""
         return self._sampler.pmf()

@@ -39,6 +39,11 @@ class SharingWorkload:
     def n_locks(self) -> int:
         return self.shared_locks + self.machines * self.private_locks
 
+    @property
+    def clients_independent(self) -> bool:
+        """A client's batches depend only on its stream (see :mod:`sim.workloads.base`)."""
+        return True
+
     def next_txn(self, client_id: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         batch = self.sample_txns(1, rng, np.array([client_id]))
         return batch.lock_ids, batch.modes

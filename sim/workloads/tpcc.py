@@ -212,6 +212,12 @@ class TpccNewOrder:
         return self.space.insert_locks
 
     @property
+    def clients_independent(self) -> bool:
+        """True unless inserts lock fresh order rows: their order ids come from counters
+        the clients of a node share (see :mod:`sim.workloads.base`)."""
+        return self.insert_locks != "row"
+
+    @property
     def fixed_locks(self) -> int:
         """Locks per transaction that do not depend on ``ol_cnt``."""
         return 8 if self.insert_locks == "row" else 11

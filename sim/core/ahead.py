@@ -1,0 +1,64 @@
+"""Random draws made ahead of need on a second core, with the values drawn in place.
+
+The fast engine's event loop releases the GIL while it runs (numba ``nogil``), so a worker
+thread can draw the next blocks of hop delays and the next batches of transactions in the
+meantime; when the loop runs out, the refill takes what is ready instead of drawing it.
+Each stream is drawn by one party at a time and in its own order (the worker runs its
+tasks first in, first out, and a refill draws itself only after taking every pending
+result), so every value is the one drawing on demand gives. NumPy releases the GIL while it
+fills large arrays, so the worker also overlaps a refill's own copying.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Worker:
+    """One worker thread, started on first use; :meth:`close` drops the work not begun."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+
+    def submit(self, task: Callable[[], T]) -> Future[T]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="netlock-draws")
+        return self._pool.submit(task)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+class DrawAhead(Generic[T]):
+    """The results of successive ``draw()`` calls, in order, taken ``count`` at a time.
+
+    From the second :meth:`take` on, as many results as the last take asked for are drawn
+    ahead on ``worker``: a stream taken once (a short run) costs no draw it does not use."""
+
+    def __init__(self, draw: Callable[[], T], worker: Worker) -> None:
+        self._draw = draw
+        self._worker = worker
+        self._pending: deque[Future[T]] = deque()
+        self._takes = 0
+
+    @property
+    def takes(self) -> int:
+        """Calls of :meth:`take` so far."""
+        return self._takes
+
+    def take(self, count: int) -> list[T]:
+        out = [self._pending.popleft().result()
+               for _ in range(min(count, len(self._pending)))]
+        out += [self._draw() for _ in range(count - len(out))]
+        self._takes += 1
+        if self._takes >= 2:
+            while len(self._pending) < count:
+                self._pending.append(self._worker.submit(self._draw))
+        return out
