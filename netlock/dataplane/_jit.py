@@ -36,6 +36,16 @@ def kernel(func: F) -> F:
     return func
 
 
+def kernel_nogil(func: F) -> F:
+    """:func:`kernel` that lets go of the GIL while it runs: for compiled passes called from
+    Python that run long (the fast engine's event loop, the safety checker's), so that
+    another thread runs meanwhile. Not for the short kernels called per packet from
+    Python: releasing and taking back the GIL would add to each call."""
+    if JIT_ENABLED:
+        return one_signature(numba.njit(cache=True, _nrt=False, nogil=True)(func))
+    return func
+
+
 def kernel_inline(func: F) -> F:
     """:func:`kernel`, inlined into its callers by numba (the lock servers' ``step_kernel``
     and the fast engine's ``fast_jit_inline`` are this one). For the passes every acquire or

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from netlock.dataplane._jit import kernel
+from netlock.dataplane._jit import kernel, kernel_nogil
 
 DIGIT_BITS = 16
 """The most bits of the lock id one counting pass sorts by."""
@@ -79,7 +79,7 @@ def uses_by_lock_and_start(lock: np.ndarray, mode: np.ndarray, start: np.ndarray
     return key, at, until
 
 
-@kernel
+@kernel_nogil
 def _count_buckets(lock: np.ndarray, lowest: int, low: int, counts: np.ndarray) -> None:
     """``counts[b + 1]`` = the uses whose rank's bits above ``low`` are ``b``; then the
     running sum, so that bucket ``b`` is ``counts[b]:counts[b + 1]``."""
@@ -89,7 +89,7 @@ def _count_buckets(lock: np.ndarray, lowest: int, low: int, counts: np.ndarray) 
         counts[b + 1] += counts[b]
 
 
-@kernel
+@kernel_nogil
 def _scatter(lock: np.ndarray, excl: np.ndarray, start: np.ndarray, end: np.ndarray,
              lowest: int, low: int, next_at: np.ndarray, key: np.ndarray, at: np.ndarray,
              until: np.ndarray) -> None:
@@ -105,7 +105,7 @@ def _scatter(lock: np.ndarray, excl: np.ndarray, start: np.ndarray, end: np.ndar
         until[p] = end[j] if end[j] > s else s
 
 
-@kernel
+@kernel_nogil
 def _sort_buckets(bounds: np.ndarray, low: int, key: np.ndarray, at: np.ndarray,
                   until: np.ndarray, spare_key: np.ndarray, spare_at: np.ndarray,
                   spare_until: np.ndarray, digits: np.ndarray) -> None:
@@ -139,7 +139,7 @@ def _sort_buckets(bounds: np.ndarray, low: int, key: np.ndarray, at: np.ndarray,
             shift += width
 
 
-@kernel
+@kernel_nogil
 def _order_by_start(key: np.ndarray, at: np.ndarray, until: np.ndarray, spare_key: np.ndarray,
                     spare_at: np.ndarray, spare_until: np.ndarray) -> None:
     """Each lock's uses (a run of equal ``key >> 1``) stably in order of start, when they
@@ -197,7 +197,7 @@ def _merge_sort(key: np.ndarray, at: np.ndarray, until: np.ndarray, first: int, 
         width *= 2
 
 
-@kernel
+@kernel_nogil
 def _count(key: np.ndarray, at: np.ndarray, until: np.ndarray) -> int:
     """Violations among uses in :func:`uses_by_lock_and_start`'s order."""
     violations = 0

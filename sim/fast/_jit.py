@@ -21,8 +21,7 @@ from netlock.dataplane._jit import (
     drop_stale_cache,
     kernel,
     kernel_inline,
-    numba,
-    one_signature,
+    kernel_nogil,
 )
 from netlock.lockserver._jit import lockserver_sources
 
@@ -39,9 +38,7 @@ def fast_jit_nogil(func: F) -> F:
     """:func:`fast_jit` for the event loop's entry from Python, which also lets go of the
     GIL while it runs: a worker thread draws the next randomness meanwhile
     (:mod:`sim.core.ahead`)."""
-    if JIT_ENABLED:
-        return one_signature(numba.njit(cache=True, _nrt=False, nogil=True)(func))
-    return func
+    return kernel_nogil(func)
 
 
 def fast_jit_inline(func: F) -> F:
