@@ -12,8 +12,10 @@ in an afternoon). A run of an engine is timed in three phases, each reported on 
 - the event loop: the simulated duration's events;
 - results: the summary, with the safety checker and the liveness check.
 
-Times are the process's CPU seconds (``time.process_time``): on a machine shared with other
-jobs, wall-clock time also measures them. Each figure is the median over interleaved
+Times are the process's CPU seconds (``time.process_time``, every thread's): on a machine
+shared with other jobs, wall-clock time also measures them. Each run's wall-clock seconds
+are kept too (the fast engine draws randomness and checks results on a second thread, so
+its wall time is less than its CPU time). Each figure is the median over interleaved
 repeats; requests are the granted requests of the run.
 """
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from netlock.bench import BenchResult
 from netlock.config import Config, config_from_dict
@@ -51,12 +53,16 @@ def micro_config(duration_s: float) -> Config:
 
 @dataclass(frozen=True)
 class Phases:
-    """One timed run: granted requests and the CPU seconds of each phase."""
+    """One timed run: granted requests, events handled, the CPU seconds of each phase and
+    the wall-clock seconds of setup and of the rest (loop and results)."""
 
     granted: int
+    events: int
     setup_s: float
     loop_s: float
     results_s: float
+    setup_wall_s: float
+    run_wall_s: float
 
     @property
     def loop_rps(self) -> float:
@@ -71,8 +77,7 @@ class Phases:
 
 def medians(runs: list[Phases]) -> Phases:
     """The median of each field over ``runs``."""
-    return Phases(*(statistics.median(getattr(r, name) for r in runs)
-                    for name in ("granted", "setup_s", "loop_s", "results_s")))
+    return Phases(*(statistics.median(getattr(r, f.name) for r in runs) for f in fields(Phases)))
 
 
 def timed_phases(build_model: Callable[[], object], run_loop: Callable[[object], None],
@@ -80,17 +85,17 @@ def timed_phases(build_model: Callable[[], object], run_loop: Callable[[object],
     """Time setup (``build_model``, after ``clear`` drops cached pilots), the loop and the
     results of one run; ``results`` returns the run's summary."""
     clear()
-    t0 = clock()
+    w0, t0 = time.perf_counter(), clock()
     model = build_model()
-    t1 = clock()
+    w1, t1 = time.perf_counter(), clock()
     run_loop(model)
     t2 = clock()
     summary = results(model)
-    t3 = clock()
+    w3, t3 = time.perf_counter(), clock()
     if summary["violations"]:
         raise RuntimeError(f"bench run: {summary['violations']} safety violations")
-    return Phases(granted=summary["granted"], setup_s=t1 - t0, loop_s=t2 - t1,
-                  results_s=t3 - t2)
+    return Phases(granted=summary["granted"], events=summary["events"], setup_s=t1 - t0,
+                  loop_s=t2 - t1, results_s=t3 - t2, setup_wall_s=w1 - w0, run_wall_s=w3 - w1)
 
 
 def simpy_run(duration_s: float) -> Phases:

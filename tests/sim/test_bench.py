@@ -9,7 +9,8 @@ from sim import bench
 
 
 def _fake(monkeypatch, engine_rps: float, plain_rps: float) -> None:
-    runs = bench.Phases(granted=1000, setup_s=0.5, loop_s=1000 / engine_rps, results_s=0.25)
+    runs = bench.Phases(granted=1000, events=3000, setup_s=0.5, loop_s=1000 / engine_rps,
+                        results_s=0.25, setup_wall_s=0.5, run_wall_s=0.25 + 1000 / engine_rps)
     monkeypatch.setattr(bench, "simpy_run", lambda duration_s: runs)
     monkeypatch.setattr(bench, "baseline_rate", lambda duration_s: plain_rps)
 
