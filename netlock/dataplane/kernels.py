@@ -519,15 +519,22 @@ def expire(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray, ctl: np.nd
 
     The control plane reads heads directly and injects a release packet per expired
     holder (its passes are counted). ``ctl[C_EXPIRED]`` gets the number expired. Only the
-    lock-table rows ever used (below ``ctl[C_LOCK_ROWS]``) are scanned.
+    lock-table rows ever used (below ``ctl[C_LOCK_ROWS]``) are scanned, and a row's table
+    data only when one of its regions has a holder: the sweep reads every row each period
+    (the fast engine's TPC-C: 100K rows every 500 us), so it reads as little as it can.
     """
     ctl[C_PASSES] = 0
     n = 0
     expired = 0
     for i in range(min(ctl[C_LOCK_ROWS], locks.shape[0])):
-        mask = locks[i, L_CLASSES]
-        lock_id = locks[i, L_LOCK_ID]
+        mask = -1
+        lock_id = -1
         for c in range(regions.shape[0]):
+            if regions[c, i, R_GRANTED] <= 0:
+                continue
+            if mask < 0:
+                mask = locks[i, L_CLASSES]
+                lock_id = locks[i, L_LOCK_ID]
             if (mask >> c) & 1 == 0:
                 continue
             while regions[c, i, R_GRANTED] > 0:
