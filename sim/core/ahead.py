@@ -1,12 +1,12 @@
-"""Random draws made ahead of need on a second core, with the values drawn in place.
+"""Random draws made ahead of need on a second thread, with the values drawing on demand gives.
 
-The fast engine's event loop releases the GIL while it runs (numba ``nogil``), so a worker
-thread can draw the next blocks of hop delays and the next batches of transactions in the
-meantime; when the loop runs out, the refill takes what is ready instead of drawing it.
+The fast engine's event loop lets go of the GIL while it runs (numba ``nogil``), so a worker
+thread can draw the next blocks of hop delays and the next batches of transactions
+meanwhile; when the loop runs out, its refill takes what is ready instead of drawing it.
 Each stream is drawn by one party at a time and in its own order (the worker runs its
-tasks first in, first out, and a refill draws itself only after taking every pending
-result), so every value is the one drawing on demand gives. NumPy releases the GIL while it
-fills large arrays, so the worker also overlaps a refill's own copying.
+tasks first in, first out, and a refill draws by itself only after taking every pending
+result), so every value is the one drawing on demand gives. On TPC-C, whose draws are about
+a tenth of the loop's work, a 0.2 s run took 11 % less wall time (README, Benchmarks).
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class DrawAhead(Generic[T]):
         return self._takes
 
     def take(self, count: int) -> list[T]:
+        """The next ``count`` results: those drawn ahead, then drawn here if too few."""
         out = [self._pending.popleft().result()
                for _ in range(min(count, len(self._pending)))]
         out += [self._draw() for _ in range(count - len(out))]

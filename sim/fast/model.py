@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -239,16 +240,17 @@ class FastModel:
         contiguous column per field. Chunk by chunk, each chunk's fields one after the
         other while it is in the CPU's cache: field by field over all chunks read the whole
         table from memory once per field (42 M rows, TPC-C's simulated second: 2.4 -> 1.6 s).
-        The worker thread copies the later half of the chunks meanwhile (NumPy lets go of
-        the GIL while it copies)."""
+        A second thread copies the later half of the chunks meanwhile (NumPy lets go of the
+        GIL while it copies): 0.27 -> 0.14 s for a 0.2 s TPC-C run's 8.6M rows."""
         parts = [*done, current[:self.rack.cnt[k]]]
         at = np.cumsum([0, *map(len, parts)]).tolist()
         columns = {name: np.empty(at[-1], dtype=current.dtype[name])
                    for name in current.dtype.names}
         half = len(parts) // 2
-        later = self.worker.submit(partial(copy_rows, parts[half:], at[half], columns))
-        copy_rows(parts[:half], 0, columns)
-        later.result()
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="netlock-frame") as pool:
+            later = pool.submit(copy_rows, parts[half:], at[half], columns)
+            copy_rows(parts[:half], 0, columns)
+            later.result()
         return pd.DataFrame(columns, copy=False)
 
     @property
