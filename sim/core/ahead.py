@@ -40,13 +40,20 @@ class DrawAhead(Generic[T]):
     """The results of successive ``draw()`` calls, in order, taken ``count`` at a time.
 
     From the second :meth:`take` on, as many results as the last take asked for are drawn
-    ahead on ``worker``: a stream taken once (a short run) costs no draw it does not use."""
+    ahead on ``worker``: a stream taken once (a short run) costs no draw it does not use.
+    Without a worker every result is drawn when taken (streams that must be drawn in the
+    order they are needed)."""
 
-    def __init__(self, draw: Callable[[], T], worker: Worker) -> None:
+    def __init__(self, draw: Callable[[], T], worker: Worker | None) -> None:
         self._draw = draw
         self._worker = worker
         self._pending: deque[Future[T]] = deque()
         self._takes = 0
+
+    @property
+    def ahead(self) -> bool:
+        """Whether results are drawn ahead (the stream has a worker)."""
+        return self._worker is not None
 
     @property
     def takes(self) -> int:
@@ -59,7 +66,7 @@ class DrawAhead(Generic[T]):
                for _ in range(min(count, len(self._pending)))]
         out += [self._draw() for _ in range(count - len(out))]
         self._takes += 1
-        if self._takes >= 2:
+        if self._worker is not None and self._takes >= 2:
             while len(self._pending) < count:
                 self._pending.append(self._worker.submit(self._draw))
         return out

@@ -163,9 +163,9 @@ class FastModel:
     """Draws the hop delays and, when the workload allows it, the transactions ahead of
     need (:mod:`sim.core.ahead`)."""
     hop_blocks: DrawAhead[np.ndarray] = field(init=False)
-    txn_draws: list[DrawAhead[TxnBatch] | None] = field(init=False)
-    """Per client: its batches drawn ahead, or None when the workload's clients share
-    state (the batches must then be drawn in the order the clients need them)."""
+    txn_draws: list[DrawAhead[TxnBatch]] = field(init=False)
+    """Per client: its batches, drawn ahead unless the workload's clients share state (the
+    batches must then be drawn in the order the clients need them)."""
 
     def __post_init__(self) -> None:
         self.owned += [self.rack.uses, self.rack.txns, self.rack.handbacks]
@@ -174,10 +174,9 @@ class FastModel:
         net = self.config.network
         self.hop_blocks = DrawAhead(partial(hop_block, self.net_rng, net.rtt_us / 2.0,
                                             net.jitter_us, net.loss), self.worker)
-        ahead = getattr(self.workload, "clients_independent", False)
+        ahead = self.worker if getattr(self.workload, "clients_independent", False) else None
         self.txn_draws = [DrawAhead(partial(self.workload.sample_txns, self.txn_batch, rng,
-                                            np.full(self.txn_batch, c, dtype=np.int64)),
-                                    self.worker) if ahead else None
+                                            np.full(self.txn_batch, c, dtype=np.int64)), ahead)
                           for c, rng in enumerate(self.client_rngs)]
 
     # --- running -----------------------------------------------------------------------------
@@ -267,10 +266,7 @@ class FastModel:
         """Client ``c``'s next batch of transactions, from its own stream (drawn ahead when
         the workload's clients draw independently)."""
         r = self.rack
-        ahead = self.txn_draws[c]
-        batch = (ahead.take(1)[0] if ahead is not None else
-                 self.workload.sample_txns(self.txn_batch, self.client_rngs[c],
-                                           np.full(self.txn_batch, c, dtype=np.int64)))
+        (batch,) = self.txn_draws[c].take(1)
         n_locks = len(batch.lock_ids)
         if n_locks > r.tx_lock.shape[1]:
             width = max(n_locks, 2 * r.tx_lock.shape[1])

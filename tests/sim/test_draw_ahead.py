@@ -91,9 +91,16 @@ def test_a_run_drawing_ahead_is_the_run_drawing_on_demand():
         ahead = run_tpcc(mp, ahead=True)
     with pytest.MonkeyPatch.context() as mp:
         demand = run_tpcc(mp, ahead=False)
-    assert all(d is not None and d.takes >= 3 for d in ahead.txn_draws)
+    assert all(d.takes >= 3 and d.ahead for d in ahead.txn_draws)
     assert ahead.hop_blocks.takes >= 3
-    assert all(d is None for d in demand.txn_draws)
+    assert not any(d.ahead for d in demand.txn_draws)
     assert len(ahead.requests_frame()) > 100_000
     assert ahead.requests_frame().equals(demand.requests_frame())
     assert ahead.txns_frame().equals(demand.txns_frame())
+
+
+def test_without_a_worker_every_result_is_drawn_when_taken():
+    draw = Counter()
+    ahead = DrawAhead(draw, None)
+    assert [v for _ in range(4) for v in ahead.take(2)] == list(range(8))
+    assert draw.threads == {threading.get_ident()} and not ahead.ahead
