@@ -1,13 +1,17 @@
-"""Atomic file output: write to a temporary sibling, fsync, then rename over the target.
+"""Atomic file output: write to a temporary sibling, fsync, rename over the target, fsync the
+folder.
 
-A crash or a validation error never leaves a half-written result behind.
+A crash or a validation error never leaves a half-written result behind, and once the call
+returns the new file survives a power cut (the rename is in the folder, so the folder is
+synced too). The temporary file is created with mode 0666 and the kernel applies the umask,
+so the process-wide umask is never changed (which would race with other threads).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,24 +25,38 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_umask())
-    tmp_path = Path(tmp)
+    tmp_path = _new_sibling(target)
     try:
         yield tmp_path
         with open(tmp_path, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp_path, target)
+        sync_folder(target.parent)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _new_sibling(target: Path) -> Path:
+    """A new empty file beside ``target`` (mode 0666 less the umask), named so that no
+    other writer picks the same name."""
+    for _ in range(100):
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}{target.suffix}"
+        try:
+            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        except FileExistsError:
+            continue
+        return tmp
+    raise FileExistsError(f"{target.parent}: no free temporary name beside {target.name}")
+
+
+def sync_folder(folder: Path) -> None:
+    """Make a rename or a new file in ``folder`` durable (fsync of the folder itself)."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_text(target: str | os.PathLike[str], text: str) -> None:

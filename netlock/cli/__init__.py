@@ -27,4 +27,7 @@ def main() -> None:
     except SystemExit as exc:
         if exc.code == interrupt.EXIT_CODE:
             interrupt.leave_promptly()
+        else:
+            interrupt.finishing()
         raise
+    interrupt.finishing()

@@ -42,6 +42,16 @@ def install() -> None:
     sys.unraisablehook = hook
 
 
+def finishing() -> None:
+    """The command has done its work and printed its result; the interpreter shuts down.
+    A Ctrl-C now has nothing left to stop, and Python's shutdown restores the default
+    handler, under which it would kill the process by the signal with no message. So SIGINT
+    is ignored (a handler Python's shutdown leaves alone): the command exits with its own
+    status."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def pending() -> bool:
     """Whether Ctrl-C has been pressed in this process."""
     return _interrupted.is_set()
