@@ -15,16 +15,23 @@ from hwrunner.compile import render_program
 from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
-from hwrunner.profile import SwitchProfile
+from hwrunner.profile import OPTIONAL_LOCK_REGISTERS, SwitchProfile, shipped_profiles
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.replay import Replay, ReplayPacer, load_requests
 from hwrunner.servers import NoLockServers
-from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
+from hwrunner.stats import (
+    read_server_counters,
+    read_stats,
+    read_tenant_requests,
+    stats_summary,
+    write_stats,
+)
 from hwrunner.switch_contents import check_fits
 from hwrunner.targets import (
     checkpointer,
     default_journal,
     open_target,
+    requested_profile,
     resolve_profile,
     save_target,
 )
@@ -50,8 +57,9 @@ StateOpt = Annotated[Path | None, typer.Option(
     "back afterwards", rich_help_panel=TARGET_PANEL)]
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", help="switch profile: a shipped name (configs/switch/NAME.yaml) or a YAML "
-    "file \\[default: the one --state was saved with, else netlock-stats, the public program "
-    "with per-lock counters; netlock-public: without them]",
+    "file, checked against the program \\[default: for grpc://, the shipped profile the "
+    "running program matches; for the emulator, the one --state was saved with, else "
+    "netlock-stats, the public program extended with per-lock counters]",
     rich_help_panel=TARGET_PANEL)]
 BfrtOpt = Annotated[Path | None, typer.Option(
     "--bfrt", help="the program's bf-rt.json: check the profile and every write against it "
@@ -86,14 +94,42 @@ ServersIdleOpt = Annotated[bool, typer.Option(
     "changes (drained by you): allow a new partition")]
 
 
-def _report(result: PushResult, as_json: bool) -> None:
+def _connect(target: str, profile: str | None, state: Path | None, bfrt: Path | None,
+             device: int, client_id: int, plan: Plan | None = None,
+             counters: bool = False) -> Driver:
+    """Open ``target`` with the profile named (or saved with the emulator), or the one a
+    BFRuntime program matches, saying on stderr which was chosen and why; ``plan`` must fit,
+    and with ``counters`` the profile must have the per-lock counters."""
+    prof = requested_profile(profile, state, target)
+    if prof is not None and plan is not None:
+        check_fits(plan, prof)
+    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
+                         geometry=plan.geometry if plan else None, client_id=client_id)
+    try:
+        if prof is None and plan is not None:
+            check_fits(plan, driver.profile)
+        if counters and not all(driver.profile.has(c) for c in OPTIONAL_LOCK_REGISTERS):
+            raise TargetError(f"{driver.target}: profile {driver.profile.name}: the program "
+                              f"keeps no per-lock request and peak-occupancy counters, which "
+                              f"netlock autopilot reads ({counter_tables()})")
+    except TargetError:
+        driver.close()
+        raise
+    choice = getattr(driver, "choice", None)
+    if choice is not None and choice.reason:
+        stderr(f"netlock: {driver.target}: profile {driver.profile.name} chosen: "
+               f"{choice.reason}")
+    return driver
+
+
+def _report(result: PushResult, as_json: bool, profile: str) -> None:
     for problem in result.problems:
         stderr(f"netlock: {problem}")
     stderr(f"netlock: push to {result.target}: {result.outcome}; {result.operations} "
            f"operations in {result.batches} batches, {result.migrated_locks} locks migrated, "
            f"{'verified' if result.verified else 'NOT verified'} ({result.wall_s:.3f} s)")
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "profile": profile})
     if not result.verified:
         raise typer.Exit(1)
 
@@ -137,14 +173,11 @@ def push_command(
 
         netlock push --resume --target emulator --state switch.json
     """
-    prof = resolve_profile(profile, state)
     if resume_push == (plan_file is not None):
         raise TargetError("push: give a PLAN, or --resume without one")
     plan = load_plan(plan_file) if plan_file is not None else None
-    if plan is not None:
-        check_fits(plan, prof)
-    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         geometry=plan.geometry if plan else None, client_id=client_id)
+    driver = _connect(target, profile, state, bfrt, device, client_id, plan)
+    prof = driver.profile
     journal_path = journal or default_journal(target, state)
     options = PushOptions(drain_timeout_s=drain_timeout)
     servers = NoLockServers(idle=servers_idle)
@@ -165,7 +198,7 @@ def push_command(
         if not dry_run:
             save_target(driver, state)
         driver.close()
-    _report(result, as_json)
+    _report(result, as_json, prof.name)
 
 
 def _dry_run(driver: Driver, profile: SwitchProfile, plan: Plan, rows: int,
@@ -173,8 +206,9 @@ def _dry_run(driver: Driver, profile: SwitchProfile, plan: Plan, rows: int,
     """Print what a push of ``plan`` would send (``rows`` operations per batch, 0 = all)."""
     program = prepare(driver, profile, plan)
     if as_json:
-        emit_json({"target": driver.target, "operations": program.operations,
-                   "verified": False, "migrated_locks": program.migration.migrated_locks,
+        emit_json({"target": driver.target, "profile": profile.name,
+                   "operations": program.operations, "verified": False,
+                   "migrated_locks": program.migration.migrated_locks,
                    "wall_s": 0.0, "dry_run": True, "batches": program.batches})
         return
     for line in render_program(program, rows or None):
@@ -213,18 +247,17 @@ def stats_command(
 
         netlock stats --target emulator --state switch.json --json
 
-        netlock stats --target grpc://10.0.0.5:50052 --profile netlock-stats --window-s 10 \\
-            --out stats.parquet --reset
+        netlock stats --target grpc://10.0.0.5:50052 --window-s 10 --out stats.parquet --reset
     """
     if out is not None and out.suffix not in (".parquet", ".csv"):
         raise PlanError(f"--out {out}: expected a .parquet or .csv file")
-    prof = resolve_profile(profile, state)
-    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         client_id=client_id)
+    driver = _connect(target, profile, state, bfrt, device, client_id)
+    prof = driver.profile
     if window is None and isinstance(driver, EmulatedSwitch):
         window = driver.window_s
     try:
         table = read_stats(driver, prof, window_s=window, reset=reset)
+        tenants = read_tenant_requests(driver, prof)
         if reset and isinstance(driver, EmulatedSwitch):
             driver.window_s = None
     finally:
@@ -233,16 +266,19 @@ def stats_command(
         driver.close()
     if out is not None:
         write_stats(table, out)
-    summary = stats_summary(driver.target, table, window, prof.has("requests"))
+    summary = stats_summary(driver.target, table, window, prof.has("requests"), prof.name,
+                            tenants)
     if as_json:
         emit_json(summary)
         return
     for key, value in summary.items():
-        typer.echo(f"{key}: {_stats_value(key, value, prof.name)}")
+        typer.echo(f"{key}: {_stats_value(key, value, prof)}")
 
 
-def _stats_value(key: str, value: object, profile: str) -> str:
+def _stats_value(key: str, value: object, profile: SwitchProfile) -> str:
     """A ``netlock stats`` value for people: what a missing one means and how to get it."""
+    if isinstance(value, dict):
+        return ", ".join(f"tenant {t}: {n}" for t, n in value.items()) or "none counted"
     if value is not None:
         if isinstance(value, float):
             return f"{value:,.0f}" if key.endswith("_rps") else f"{value:g}"
@@ -250,14 +286,28 @@ def _stats_value(key: str, value: object, profile: str) -> str:
     if key == "window_s":
         return "unknown (give --window-s, or replay traffic with netlock traffic)"
     if key == "requests":
-        return (f"not counted (profile {profile} has no per-lock request counter; push with "
-                f"--profile netlock-stats)")
+        return (f"not counted (profile {profile.name}: the program has no per-lock request "
+                f"counter, such as {counter_tables(('requests',))})")
+    if key == "tenant_requests":
+        return f"not counted (profile {profile.name} names no tenant counter)"
     return "not computed (needs the request counters and a window)"
+
+
+def counter_tables(concepts: tuple[str, ...] = OPTIONAL_LOCK_REGISTERS) -> str:
+    """The tables shipped profiles name for these per-lock counters, for a message."""
+    found: dict[str, list[str]] = {}
+    for p in shipped_profiles():
+        tables = [p.register(c).register for c in concepts if p.has(c)]
+        if len(tables) == len(concepts):
+            found.setdefault(", ".join(tables), []).append(p.name)
+    return "; ".join(f"{'table' if len(concepts) == 1 else 'tables'} {t} (profile "
+                     f"{', '.join(n)})" for t, n in found.items()) or "no shipped profile has them"
 
 
 CountingProfileOpt = Annotated[str | None, typer.Option(
     "--profile", help="switch profile; the program must count acquires and peak occupancy per "
-    "lock \\[default: the one --state was saved with, else netlock-stats]",
+    "lock \\[default: for grpc://, the shipped profile the running program matches; for the "
+    "emulator, the one --state was saved with, else netlock-stats]",
     rich_help_panel=TARGET_PANEL)]
 IntervalOpt = Annotated[float, typer.Option(
     "--interval", help="seconds per round (counters are read and reset each round)")]
@@ -332,14 +382,12 @@ def autopilot_command(
     found = options.problem()
     if found:
         raise ConfigError(found)
-    prof = resolve_profile(profile, state)
     plan = load_plan(plan_file)
-    check_fits(plan, prof)
     if traffic is not None and target != EMULATOR:
         raise TargetError("--traffic: only the emulator target takes replayed traffic")
     requests = load_requests(traffic, shift=shift) if traffic is not None else None
-    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         geometry=plan.geometry, client_id=client_id)
+    driver = _connect(target, profile, state, bfrt, device, client_id, plan, counters=True)
+    prof = driver.profile
     replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
               if requests is not None and isinstance(driver, EmulatedSwitch) else None)
     try:
