@@ -63,12 +63,11 @@ class Client(FaultyLinks):
     each access a few ns slower.
     """
 
-    __slots__ = ("aborts", "add_txn", "add_use", "after_release", "attempt", "cid",
-                 "deadline", "deliver_at", "engine", "env", "fast", "faults", "grant_handlers",
-                 "held", "hops", "instant", "lease_us", "locks", "lossy", "machine", "modes",
-                 "network", "next_start", "one_lock", "one_mode", "p", "pending", "priority",
-                 "queue", "rack", "rec", "releasing", "rx_us", "sequential", "spare", "tenant",
-                 "timeout_one_us", "timer_at", "tx_us", "txn_start", "txns")
+    __slots__ = ("aborts", "add_txn", "add_use", "attempt", "cid", "deadline", "deliver_at",
+                 "engine", "env", "fast", "faults", "grant_handlers", "held", "hops", "instant",
+                 "lease_us", "locks", "lossy", "machine", "modes", "network", "next_start",
+                 "one_lock", "one_mode", "p", "pending", "priority", "rack", "rec", "rx_us",
+                 "spare", "tenant", "timeout_one_us", "timer_at", "tx_us", "txn_start", "txns")
 
     def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int) -> None:
@@ -111,10 +110,6 @@ class Client(FaultyLinks):
         self.deadline = math.inf
         self.timer_at = math.inf
         self.spare: Req | None = None
-        self.sequential = rack.one_at_a_time
-        self.queue: list[Req] = []
-        self.releasing: list[Req] = []
-        self.after_release: Any = None
 
     def at(self, t: float, fn: Any, *args: Any) -> None:
         """Call ``fn(*args)`` at client time ``t`` (>= the engine's clock)."""
@@ -155,9 +150,6 @@ class Client(FaultyLinks):
         if self.timer_at == math.inf:
             self.timer_at = self.deadline
             self.at(self.deadline, self.on_timer)
-        if self.sequential:
-            self.queue = reqs[:0:-1]
-            return reqs[:1]
         return reqs
 
     def send_burst(self, packets: list[Req], now: float) -> None:
@@ -335,8 +327,6 @@ class Client(FaultyLinks):
         self.held.append(req)
         self.pending -= 1
         if self.pending:
-            if self.queue:
-                self.send_burst([self.queue.pop()], now)
             return
         self.deadline = math.inf
         if self.instant:
@@ -405,47 +395,12 @@ class Client(FaultyLinks):
             self.give_up(burst, now)
             return
         self.add_txn((now, now - self.txn_start, self.tenant, len(self.locks), self.cid))
-        if self.sequential:
-            self.release_in_turn(burst, now, self.start_next)
-            return
         if self.next_start > now:
             self.locks = []
             self.at(self.next_start, self.begin_txn)
         else:
             burst += self.next_txn(now)
         self.send_burst(burst, now)
-
-    def start_next(self, now: float) -> None:
-        """Start the next transaction at client time ``now`` (or when the rate cap allows)."""
-        if self.next_start > now:
-            self.locks = []
-            self.at(self.next_start, self.begin_txn)
-        else:
-            self.send_burst(self.next_txn(now), now)
-
-    def release_in_turn(self, releases: list[Req], now: float, then: Any) -> None:
-        """Release ``releases`` one at a time, the last acquired first, each after the
-        previous one's completion; then call ``then(t)`` at the last completion's client time
-        ``t``. The DSLR authors' harness releases so, in commit and in a revert alike
-        (rdma_2pc ``src/new_proto4/lock_simulator.cc``: the unlock loop, lines 248-281, and
-        ``RevertLocks``, lines 304-327)."""
-        self.releasing = releases
-        self.after_release = then
-        self.release_next(now)
-
-    def release_next(self, now: float) -> None:
-        if self.releasing:
-            self.send_burst([self.releasing[-1]], now)
-            return
-        then, self.after_release = self.after_release, None
-        then(now)
-
-    def on_released(self, req: Req) -> None:
-        """The lock manager's completion of ``req``'s release reached the client (an event;
-        only a design whose releases are awaited reports them)."""
-        if self.releasing and self.releasing[-1] is req:
-            self.releasing.pop()
-            self.release_next(self.env._now)
 
     def abort(self, now: float) -> None:
         """Give up the current attempt: release what is held, then retry the transaction."""
@@ -464,11 +419,6 @@ class Client(FaultyLinks):
         wait = (backoff_slots(p.seed, self.cid, self.aborts, p.backoff_slots) * p.backoff_slot_us
                 if rule is None else rule(self))
         self.aborts += 1
-        self.queue = []
-        if self.sequential:
-            attempt = self.attempt
-            self.release_in_turn(releases, now, lambda t: self.at(t + wait, self.retry, attempt))
-            return
         if releases:
             self.send_burst(releases, now)
         self.at(now + wait, self.retry, self.attempt)

@@ -41,9 +41,6 @@ class ClientLibraryManager:
     kind = ""
     sources = SOURCES
     entry_hops = 0
-    one_at_a_time = False
-    """Whether the design's clients take a transaction's locks one at a time
-    (:class:`sim.client_inputs.SimpyRack`)."""
 
     def __init__(self, ctx: ManagerContext) -> None:
         cfg = ctx.config
@@ -86,10 +83,6 @@ class ClientLibraryManager:
         self.granted += 1
         now = self.env._now
         req.client.receive(req, now, now, lease_us)
-
-    def released(self, req: Req) -> None:
-        """The client library learns now that ``req``'s release is done."""
-        self.engine.call_later(0.0, req.client.on_released, req)
 
     def deny(self, req: Req) -> None:
         """The client library learns now that ``req`` failed (fail-and-retry designs)."""

@@ -32,11 +32,6 @@ class DrtmManager(ClientLibraryManager):
     """DrTM's lock words on the lock servers, driven from the clients' library."""
 
     kind = "drtm"
-    one_at_a_time = True
-    """The DSLR authors' harness runs DrTM with its own loop: one lock at a time, each
-    awaited, a failure reverts what is held and backs off, releases one by one in reverse,
-    shared locks left to their lease (rdma_2pc ``src/new_proto4/lock_simulator.cc``
-    ``LockSimulator::run``, lines 98-195 and 248-262)."""
 
     def __init__(self, ctx: ManagerContext) -> None:
         super().__init__(ctx)
@@ -87,13 +82,13 @@ class DrtmManager(ClientLibraryManager):
 
     def release(self, req: Req) -> None:
         if req.mode == SHARED:
-            self.released(req)
             return
-        self.verb(req, CAS, self._apply, self._released, (1, req.client.cid + 1, 0.0), FREE)
-
-    def _released(self, old: tuple, req: Req, expected: tuple, new: tuple) -> None:
-        self.released(req)
+        self.verb(req, CAS, self._apply, _released, (1, req.client.cid + 1, 0.0), FREE)
 
     def stats(self) -> dict[str, Any]:
         return {**super().stats(), "recas": self.recas,
                 "shared_without_write": self.shared_without_write}
+
+
+def _released(old: tuple, req: Req, expected: tuple, new: tuple) -> None:
+    """The release's CAS is back: nothing left to do."""

@@ -59,10 +59,6 @@ class DslrManager(ClientLibraryManager):
     change only by the rules of :mod:`sim.managers.dslr.word`."""
 
     kind = "dslr"
-    one_at_a_time = True
-    """DSLR's harness requests a transaction's locks one at a time, each awaited, and
-    releases them one by one in reverse (rdma_2pc ``src/new_proto4/lock_simulator.cc``
-    ``LockSimulator::run``, lines 98-195 and 248-281)."""
 
     def __init__(self, ctx: ManagerContext) -> None:
         super().__init__(ctx)
@@ -149,11 +145,7 @@ class DslrManager(ClientLibraryManager):
 
     def release(self, req: Req) -> None:
         self.tickets.pop(req.rid, None)
-        self.verb(req, FAA, self._faa, self._released, w.counter_field(req.mode == EXCLUSIVE),
-                  1)
-
-    def _released(self, old: w.Word, req: Req, *_: Any) -> None:
-        self.released(req)
+        self.verb(req, FAA, self._faa, _ignore, w.counter_field(req.mode == EXCLUSIVE), 1)
 
     def _try_reset(self, old: w.Word, req: Req, *_: Any) -> None:
         """The last ticket's client, from the moment it drew it and whatever becomes of
@@ -183,3 +175,7 @@ class DslrManager(ClientLibraryManager):
     def stats(self) -> dict[str, Any]:
         return {**super().stats(), "polls": self.polls, "overflows": self.overflows,
                 "resets": self.resets, "recoveries": self.recoveries}
+
+
+def _ignore(*_: Any) -> None:
+    """A completion nothing waits for."""
