@@ -15,7 +15,6 @@ import typer
 
 from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, parse_sets
 from netlock.cli.console import status
-from netlock.errors import NetlockError
 from planner.cli import ConfigOpt, JsonOpt, SetOpt
 
 LARGE_TRACE = 1_000_000
@@ -27,24 +26,16 @@ class WorkloadKind(str, Enum):
     tpcc = "tpcc"
 
 
-class TpccGenerator(str, Enum):
-    dslr = "dslr"
-    sketch = "sketch"
-
-
 @guarded
 def trace_gen_command(
     kind: Annotated[WorkloadKind, typer.Argument(help="micro (microbenchmark) or tpcc "
-                                                 "(TPC-C)")],
+                                                 "(TPC-C NewOrder)")],
     out: Annotated[Path, typer.Option("--out", help="trace file to write, .csv or .parquet",
                                       rich_help_panel=OUTPUT_PANEL)],
     requests: Annotated[int, typer.Option("--requests", min=1,
                                           help="lock requests (rows) to write")] = 1_000_000,
     seed: Annotated[int | None, typer.Option("--seed", help="random seed (default: "
                                              "sim.seed)")] = None,
-    generator: Annotated[TpccGenerator | None, typer.Option(
-        "--generator", help="tpcc: dslr (DSLR's generator, the authors' traces' source) or "
-        "sketch (NewOrder only); default: workload.generator")] = None,
     config: ConfigOpt = None,
     sets: SetOpt = None,
     as_json: JsonOpt = False,
@@ -62,9 +53,6 @@ def trace_gen_command(
             --set workload.zipf=0.99 --requests 10000000
 
         netlock trace gen tpcc --config configs/tpcc-high.yaml --out tpcc.csv
-
-        netlock trace gen tpcc --generator sketch --config configs/tpcc-low.yaml \\
-            --out neworder.parquet
     """
     import numpy as np
 
@@ -76,13 +64,7 @@ def trace_gen_command(
     from sim.workloads.tracegen import trace_from_config
 
     trace_format(out)
-    forced = {"workload.kind": kind.value}
-    if generator is not None:
-        if kind is not WorkloadKind.tpcc:
-            raise NetlockError(f"--generator: {generator.value} is a TPC-C generator; "
-                               f"{kind.value} traces have none")
-        forced["workload.generator"] = generator.value
-    cfg = settings.run_config(config, parse_sets(sets), forced)
+    cfg = settings.run_config(config, parse_sets(sets), {"workload.kind": kind.value})
     check_fits(trace_needs(cfg, requests))
     workload = workload_from_config(cfg)
     with status(f"generating {requests:,} requests -> {out}") if requests >= LARGE_TRACE \

@@ -201,15 +201,7 @@ class WorkloadConfig:
                                min=0.0, max=1.0)
     shared_locks: int = key(64_000, "sharing: locks (cache blocks) of the shared data; each "
                             "client machine also has workload.locks private ones", min=1)
-    generator: str = key("dslr", "TPC-C lock generator: dslr (DSLR's generator, whose traces "
-                         "the NetLock authors replayed: the full mix, row locks, warehouses "
-                         "shared by every client) or sketch (NewOrder only with field locks, "
-                         "from the authors' unused tpcc.py sketch)",
-                         choices=("dslr", "sketch"))
-    warehouses: int = key(10, "TPC-C warehouses: shared by every client with the dslr "
-                          "generator, per client machine with the sketch", min=1)
-    table_locks: bool = key(True, "dslr generator: NewOrder and Delivery take the NEW_ORDER "
-                            "table's lock (TABLE_IX, exclusive as the NetLock client maps it)")
+    warehouses: int = key(10, "TPC-C warehouses per client machine", min=1)
     ol_cnt_min: int = key(5, "fewest order lines (items) per NewOrder", min=1, max=15)
     ol_cnt_max: int = key(15, "most order lines (items) per NewOrder (TPC-C: 5..15)",
                           min=1, max=15)

@@ -39,7 +39,6 @@ from planner.planning import PlanOptions, plan_from_stats
 from sim.workloads import workload_from_config
 from sim.workloads.base import TxnBatch, WorkloadGenerator
 from sim.workloads.micro import MicroWorkload
-from sim.workloads.replay import TraceWorkload
 
 
 class CoarseWorkload:
@@ -177,21 +176,12 @@ def random_share(stats: LockStats, config: Config, slots: int) -> int:
     carry next to no requests, so they are left out of the plan.
     """
     group = config.policy.coarse_group
-    space = -(-lock_space(config) // group)
+    space = -(-workload_from_config(config).n_locks // group)
     seen = len(np.unique(stats.lock_id))
     if space <= seen:
         return slots
     wanted = float(np.sum(stats.contention))
     return int(slots * wanted / (wanted + space - seen))
-
-
-def lock_space(config: Config) -> int:
-    """How many locks the workload can request: a generator's lock-id space, a replayed
-    trace's distinct locks."""
-    if config.workload.kind == "trace":
-        return TraceWorkload.from_file(config.workload.trace,
-                                       config.workload.clients).distinct_locks
-    return workload_from_config(config).n_locks
 
 
 def known_popularity(config: Config) -> np.ndarray | None:

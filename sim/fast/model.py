@@ -115,8 +115,6 @@ def max_locks(workload: WorkloadGenerator) -> int:
     locks never adds any)."""
     if isinstance(workload, CoarseWorkload):
         return max_locks(workload.inner)
-    if hasattr(workload, "most_locks"):
-        return int(workload.most_locks)
     if hasattr(workload, "locks_per_txn"):
         return int(workload.locks_per_txn)
     if hasattr(workload, "ol_cnt_max"):

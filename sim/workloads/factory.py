@@ -9,14 +9,12 @@ from sim.workloads.base import WorkloadGenerator
 from sim.workloads.micro import MicroWorkload
 from sim.workloads.sharing import SharingWorkload
 from sim.workloads.tpcc import TpccNewOrder
-from sim.workloads.tpcc_dslr import TpccDslr
 
 
 def workload_from_config(config: Any, machines: int | None = None) -> WorkloadGenerator:
     """The generator for ``config``: a whole config or just its ``workload`` section.
 
-    TPC-C's ``dslr`` generator shares ``workload.warehouses`` warehouses among every client;
-    the ``sketch`` places that many on each client node, whose count is
+    TPC-C places ``workload.warehouses`` warehouses on each client node. The node count is
     ``clients.machines`` when a whole config is given, else ``machines``, else one node per
     client process (``workload.clients``). A ``trace`` workload has no generator (it is
     replayed from its file) and is a :class:`ConfigError` here. The sharing workload's nodes
@@ -31,8 +29,6 @@ def workload_from_config(config: Any, machines: int | None = None) -> WorkloadGe
             return MicroWorkload(locks=workload.locks, mode=workload.mode,
                                  shared_fraction=workload.shared_fraction, zipf=workload.zipf,
                                  locks_per_txn=workload.locks_per_txn)
-        if kind == "tpcc" and workload.generator == "dslr":
-            return TpccDslr(warehouses=workload.warehouses, table_locks=workload.table_locks)
         if kind == "tpcc":
             return TpccNewOrder(warehouses_per_node=workload.warehouses,
                                 nodes=machines or workload.clients,

@@ -38,11 +38,6 @@ class TraceWorkload:
                              f"(the trace has fewer client_ids than workload.clients = "
                              f"{clients}); lower workload.clients")
 
-    @property
-    def distinct_locks(self) -> int:
-        """How many different locks the trace requests."""
-        return len(np.unique(self._locks))
-
     @classmethod
     def from_file(cls, path: str | Path, clients: int) -> TraceWorkload:
         trace = read_trace(path)

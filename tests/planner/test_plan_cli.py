@@ -64,22 +64,6 @@ def test_trace_gen_json_and_tpcc_csv(tmp_path: Path) -> None:
     assert set(frame["mode"]) == {"S", "X"}
 
 
-def test_trace_gen_tpcc_generators(tmp_path: Path) -> None:
-    """DSLR's generator (the default) locks about 6.8 rows a transaction in one shared
-    warehouse's ids; the sketch's NewOrders about 91 field locks each."""
-    per_txn = {}
-    for generator in ("dslr", "sketch"):
-        out = tmp_path / f"{generator}.parquet"
-        result = run("trace", "gen", "tpcc", "--generator", generator, "--out", out,
-                     "--requests", "20000", "--set", "workload.warehouses=1", "--json")
-        assert result.exit_code == 0, result.output
-        frame = pd.read_parquet(out)
-        per_txn[generator] = len(frame) / frame.groupby(["client_id", "txn_id"]).ngroups
-    assert 6.0 < per_txn["dslr"] < 7.6 and per_txn["sketch"] > 60
-    bad = run("trace", "gen", "micro", "--generator", "dslr", "--out", tmp_path / "m.csv")
-    assert bad.exit_code == 2 and "--generator: dslr is a TPC-C generator" in bad.output
-
-
 def test_plain_output_plot_and_random_policy(zipf_trace: Path, tmp_path: Path) -> None:
     png = tmp_path / "plan.png"
     result = run("plan", zipf_trace, "--slots", "200", "--policy", "random", "--out",

@@ -15,7 +15,6 @@ from sim.core.ahead import DrawAhead, Worker
 from sim.core.draws import BLOCK, draw_hops
 from sim.fast.simulate import build
 from sim.workloads.tpcc import TpccNewOrder
-from sim.workloads.tpcc_dslr import TpccDslr
 from tests.sim.helpers import config
 
 
@@ -72,18 +71,15 @@ def test_hop_blocks_drawn_one_by_one_are_the_blocks_drawn_at_once():
 def test_tpcc_clients_are_independent_unless_inserts_lock_fresh_rows():
     assert TpccNewOrder(2, 2, insert_locks="district").clients_independent
     assert not TpccNewOrder(2, 2, insert_locks="row").clients_independent
-    assert TpccDslr(2).clients_independent
 
 
 def run_tpcc(monkeypatch, ahead: bool):
-    """A short TPC-C run (the NewOrder sketch: many locks a transaction) with batches of
-    16 transactions, so that every client and the hop stream refill several times;
-    ``ahead=False`` draws every batch on demand."""
+    """A short TPC-C run with batches of 16 transactions, so that every client and the hop
+    stream refill several times; ``ahead=False`` draws every batch on demand."""
     monkeypatch.setattr(fmodel, "txn_batch", lambda longest: 16)
     if not ahead:
         monkeypatch.setattr(TpccNewOrder, "clients_independent", property(lambda self: False))
-    cfg = config("tpcc-low", workload__generator="sketch", sim__duration_s=0.02,
-                 sim__warmup_s=0.002)
+    cfg = config("tpcc-low", sim__duration_s=0.02, sim__warmup_s=0.002)
     model = build(cfg)
     model.advance(cfg.sim.end_s * 1e6)
     model.close(cfg.sim.end_s * 1e6)

@@ -1,6 +1,5 @@
 """The trends section 6.4 states for switch memory, think time and allocation policy, on
-its setting (DSLR's TPC-C over ten warehouses, ten client machines of four contexts, two
-lock servers)."""
+its setting (TPC-C, ten warehouses per node, ten client machines, two lock servers)."""
 
 from __future__ import annotations
 
@@ -25,16 +24,10 @@ def points():
 
 
 def test_throughput_grows_with_slots_under_knapsack_and_not_under_random(points):
-    """Random slots land on almost none of DSLR's TPC-C traffic (7 M lock ids, the hot ones
-    a few hundred), so random's switch share stays near 0 at any memory and its TPS moves
-    only by the run-to-run spread: 263-337 K TPS over three seeds of 15 ms (measured), as
-    deadlocked attempts wait out the 2 ms timeout."""
     knapsack = points[100_000, "knapsack"]["tps"] / points[0, "knapsack"]["tps"]
     random = points[100_000, "random"]["tps"] / points[0, "random"]["tps"]
     assert knapsack > 1.10
-    assert points[100_000, "random"]["switch_share"] < 0.01
-    assert points[100_000, "knapsack"]["switch_share"] > 0.25
-    assert random == pytest.approx(1.0, abs=0.15)
+    assert random == pytest.approx(1.0, abs=0.03)
     for summary in points.values():
         assert summary["violations"] == 0 and summary["stalled"] == 0
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from netlock.cli.app import app
 from netlock.dataplane.layout import R_SERVER_HELD
-from sim.fast.simulate import simulate_fast
 from sim.model import build
 from sim.simulate import simulate, summarise
 from tests.sim.helpers import CONFIGS, config
@@ -105,23 +103,3 @@ def test_overflow_of_a_request_served_in_another_class_is_pushed_back(tmp_path):
     assert summary["throughput_rps"] > 0.5 * one_lock_rate
     assert summary["violations"] == 0
     assert summary["stalled"] == 0
-
-
-def test_random_allocation_runs_on_a_trace_workload(tmp_path):
-    """The random strawman divides the trace's own locks: with room for a quarter of them
-    about a quarter of the requests reach the switch."""
-    trace = tmp_path / "trace.csv"
-    clients, locks = 12, 400
-    rng = np.random.default_rng(0)
-    n = 6000
-    pd.DataFrame({"lock_id": rng.integers(0, locks, n), "mode": "X",
-                  "t_request": np.arange(n) * 1e-6, "t_release": np.arange(n) * 1e-6 + 5e-6,
-                  "client_id": np.arange(n) % clients, "txn_id": np.arange(n)}).to_csv(
-        trace, index=False)
-    cfg = config("micro-exclusive", workload__kind="trace", workload__trace=str(trace),
-                 workload__clients=clients, policy__allocation="random",
-                 switch__slots=2 * locks // 4, sim__duration_s=0.002, sim__warmup_s=0.0005)
-    summary = simulate_fast(cfg).summary
-    assert summary["plan"]["policy"] == "random"
-    assert 0.05 < summary["switch_share"] < 0.6
-    assert summary["violations"] == 0 and summary["stalled"] == 0

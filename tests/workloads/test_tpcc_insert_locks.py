@@ -53,11 +53,10 @@ def test_row_insert_locks_are_never_shared() -> None:
 
 def test_default_is_district_and_the_config_key_reaches_the_generator() -> None:
     assert TpccNewOrder(1, 1).insert_locks == "district"
-    sketch = {"kind": "tpcc", "generator": "sketch"}
-    assert workload_from_config(config_from_dict({"workload": sketch})).insert_locks \
+    assert workload_from_config(config_from_dict({"workload": {"kind": "tpcc"}})).insert_locks \
         == "district"
     for granularity in INSERT_LOCKS:
-        cfg = config_from_dict({"workload": {**sketch, "insert_locks": granularity}})
+        cfg = config_from_dict({"workload": {"kind": "tpcc", "insert_locks": granularity}})
         assert workload_from_config(cfg).insert_locks == granularity
 
 

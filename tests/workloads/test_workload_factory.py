@@ -6,7 +6,7 @@ import pytest
 
 from netlock.config import config_from_dict
 from netlock.errors import ConfigError
-from sim.workloads import MicroWorkload, TpccDslr, TpccNewOrder, workload_from_config
+from sim.workloads import MicroWorkload, TpccNewOrder, workload_from_config
 
 
 def test_micro_from_config() -> None:
@@ -18,22 +18,12 @@ def test_micro_from_config() -> None:
     assert workload_from_config(cfg.workload) == wl
 
 
-def test_tpcc_sketch_uses_client_machines_as_nodes() -> None:
-    cfg = config_from_dict({"workload": {"kind": "tpcc", "generator": "sketch",
-                                         "warehouses": 2, "clients": 8},
+def test_tpcc_uses_client_machines_as_nodes() -> None:
+    cfg = config_from_dict({"workload": {"kind": "tpcc", "warehouses": 2, "clients": 8},
                             "clients": {"machines": 4}})
     wl = workload_from_config(cfg)
     assert isinstance(wl, TpccNewOrder) and wl.nodes == 4 and wl.warehouses == 8
     assert workload_from_config(cfg.workload).nodes == 8
-
-
-def test_tpcc_dslr_shares_its_warehouses_among_every_client() -> None:
-    cfg = config_from_dict({"workload": {"kind": "tpcc", "warehouses": 2, "clients": 8},
-                            "clients": {"machines": 4}})
-    wl = workload_from_config(cfg)
-    assert isinstance(wl, TpccDslr) and wl.warehouses == 2 and wl.table_locks
-    off = config_from_dict({"workload": {"kind": "tpcc", "table_locks": False}})
-    assert not workload_from_config(off).table_locks
 
 
 def test_trace_kind_has_no_generator() -> None:
