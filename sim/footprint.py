@@ -49,7 +49,7 @@ def txn_locks(config: Config) -> int:
     wl = config.workload
     if wl.kind == "micro":
         return wl.locks_per_txn
-    if wl.kind == "tpcc" and wl.generator == "dslr":
+    if wl.kind == "tpcc" and wl.generator != "sketch":
         return TPCC_DSLR_WIDTH
     if wl.kind == "tpcc":
         return 8 + 11 * wl.ol_cnt_max

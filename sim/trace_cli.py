@@ -28,6 +28,7 @@ class WorkloadKind(str, Enum):
 
 class TpccGenerator(str, Enum):
     dslr = "dslr"
+    dslr_uniform = "dslr_uniform"
     sketch = "sketch"
 
 
@@ -42,8 +43,9 @@ def trace_gen_command(
     seed: Annotated[int | None, typer.Option("--seed", help="random seed (default: "
                                              "sim.seed)")] = None,
     generator: Annotated[TpccGenerator | None, typer.Option(
-        "--generator", help="tpcc: dslr (DSLR's generator, the traces the paper replays) or "
-        "sketch (NewOrder only); default: workload.generator")] = None,
+        "--generator", help="tpcc: dslr (DSLR's generator, the traces the paper replays), "
+        "dslr_uniform (its transactions on uniform lock ids) or sketch (NewOrder only); "
+        "default: workload.generator")] = None,
     config: ConfigOpt = None,
     sets: SetOpt = None,
     as_json: JsonOpt = False,

@@ -202,9 +202,11 @@ class WorkloadConfig:
     shared_locks: int = key(64_000, "sharing: locks (cache blocks) of the shared data; each "
                             "client machine also has workload.locks private ones", min=1)
     generator: str = key("sketch", "TPC-C generator: dslr (DSLR's full mix, the traces the "
-                         "authors replay; all clients share workload.warehouses warehouses) "
-                         "or sketch (NewOrder only, field locks, warehouses per machine)",
-                         choices=("sketch", "dslr"))
+                         "authors replay; all clients share workload.warehouses warehouses), "
+                         "dslr_uniform (the same transactions on uniform lock ids over 7M, "
+                         "the client's TPCC_UNIFORMBENCHMARK) or sketch (NewOrder only, field "
+                         "locks, warehouses per machine)",
+                         choices=("sketch", "dslr", "dslr_uniform"))
     warehouses: int = key(10, "TPC-C warehouses: per client machine (sketch) or in all "
                           "(dslr)", min=1)
     ol_cnt_min: int = key(5, "fewest order lines (items) per NewOrder", min=1, max=15)

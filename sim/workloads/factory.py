@@ -33,8 +33,9 @@ def workload_from_config(config: Any, machines: int | None = None) -> WorkloadGe
             return MicroWorkload(locks=workload.locks, mode=workload.mode,
                                  shared_fraction=workload.shared_fraction, zipf=workload.zipf,
                                  locks_per_txn=workload.locks_per_txn)
-        if kind == "tpcc" and workload.generator == "dslr":
-            return TpccDslr(warehouses=workload.warehouses)
+        if kind == "tpcc" and workload.generator in ("dslr", "dslr_uniform"):
+            return TpccDslr(warehouses=workload.warehouses,
+                            uniform_ids=workload.generator == "dslr_uniform")
         if kind == "tpcc":
             return TpccNewOrder(warehouses_per_node=workload.warehouses,
                                 nodes=machines or workload.clients,

@@ -33,6 +33,13 @@ machine shares the same ``warehouses`` warehouses and the lock id is
 ``local_warehouse * 700000 + index + 1``. Lock ids are returned sorted (the toolkit's
 acquisition order, :mod:`sim.workloads.base`); DSLR's own order is the listing above.
 
+With ``uniform_ids`` (``workload.generator: dslr_uniform``) every request's lock id is
+instead drawn uniformly from ``1 .. 7,000,000`` whatever the warehouses, keeping the
+transactions' sizes and modes: the client's ``TPCC_UNIFORMBENCHMARK`` (new_order.h:155-156,
+``c_target_obj_idx = (rand() % 7000000) + 1``), which console.py's ``mem_size`` (Figure 14b)
+runs. A transaction drawing one id twice redraws it (the client would drop the repeat; at
+most 9 of 7 M ids this is rare either way).
+
 The generator is stateless: a client's transactions depend only on its random stream.
 """
 
@@ -67,6 +74,9 @@ ITEMS = 100_000
 WIDTH = 9
 """The most locks a transaction takes (NewOrder)."""
 
+UNIFORM_IDS = 7_000_000
+"""new_order.h:156: ``rand() % 7000000 + 1``, ids 1 .. 7,000,000."""
+
 _PAD = np.iinfo(np.int64).max
 
 
@@ -75,6 +85,7 @@ class TpccDslr:
     """DSLR's TPC-C over ``warehouses`` warehouses shared by all clients."""
 
     warehouses: int
+    uniform_ids: bool = False
 
     def __post_init__(self) -> None:
         if self.warehouses < 1:
@@ -82,6 +93,8 @@ class TpccDslr:
 
     @property
     def n_locks(self) -> int:
+        if self.uniform_ids:
+            return UNIFORM_IDS + 1
         return self.warehouses * OBJECTS_PER_WAREHOUSE
 
     @property
@@ -115,8 +128,11 @@ class TpccDslr:
                 cols_idx, cols_mode = fill(len(rows), rng)
                 idx[rows, :cols_idx.shape[1]] = cols_idx
                 mode[rows, :cols_mode.shape[1]] = cols_mode
-        home = rng.integers(0, self.warehouses, size=n)
-        ids = home[:, None] * OBJECTS_PER_WAREHOUSE + idx + 1
+        if self.uniform_ids:
+            ids = _uniform_ids(rng, idx >= 0)
+        else:
+            home = rng.integers(0, self.warehouses, size=n)
+            ids = home[:, None] * OBJECTS_PER_WAREHOUSE + idx + 1
         packed = np.where(idx >= 0, 2 * ids + mode, _PAD)
         packed.sort(axis=1)
         sizes = (idx >= 0).sum(axis=1)
@@ -126,11 +142,29 @@ class TpccDslr:
                         offsets=offsets, client_ids=clients)
 
     def describe(self) -> str:
+        if self.uniform_ids:
+            return ("TPC-C as DSLR generates it, each lock id replaced by a uniform draw "
+                    f"from 1..{UNIFORM_IDS:,} (the client's TPCC_UNIFORMBENCHMARK): 3..9 "
+                    "locks per transaction (~6.76, ~76 % exclusive)")
         return (f"TPC-C as DSLR generates it (dongyoungy/rdma_2pc tpcc_lock_gen.cc."
                 f"no_tablelock): NewOrder/Payment/OrderStatus/Delivery/StockLevel "
                 f"45/43/4/4/4 %, 3..9 row locks per transaction (~6.76, ~76 % exclusive); "
                 f"{self.warehouses} warehouse(s) shared by all clients, lock id = "
                 f"warehouse * {OBJECTS_PER_WAREHOUSE} + row index + 1")
+
+
+def _uniform_ids(rng: np.random.Generator, used: np.ndarray) -> np.ndarray:
+    """Uniform ids in ``1 .. UNIFORM_IDS`` per used cell, distinct within each row."""
+    width = used.shape[1]
+    pad = UNIFORM_IDS + 1 + np.arange(width)[None, :]
+    ids = np.where(used, rng.integers(1, UNIFORM_IDS + 1, size=used.shape), pad)
+    while True:
+        order = np.sort(ids, axis=1)
+        dup = (order[:, 1:] == order[:, :-1]).any(axis=1)
+        if not dup.any():
+            return ids
+        ids[dup] = np.where(used[dup], rng.integers(1, UNIFORM_IDS + 1,
+                                                    size=(int(dup.sum()), width)), pad)
 
 
 def _distinct_pair(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

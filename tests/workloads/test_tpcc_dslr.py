@@ -94,3 +94,18 @@ def test_same_seed_same_transactions():
     a = TpccDslr(3).sample_txns(500, np.random.default_rng(1))
     b = TpccDslr(3).sample_txns(500, np.random.default_rng(1))
     assert np.array_equal(a.lock_ids, b.lock_ids) and np.array_equal(a.modes, b.modes)
+
+
+def test_uniform_ids_keep_the_transactions_and_spread_the_ids():
+    """new_order.h:156 TPCC_UNIFORMBENCHMARK: ids rand() % 7000000 + 1; sizes and modes as
+    DSLR's (same derivation as above)."""
+    batch = TpccDslr(10, uniform_ids=True).sample_txns(50_000, np.random.default_rng(3))
+    assert batch.lock_ids.min() >= 1 and batch.lock_ids.max() <= 7_000_000
+    assert abs(batch.sizes.mean() - 6.758) < 0.05
+    assert abs((batch.modes == 1).mean() - 0.760) < 0.01
+    for t in range(0, 50_000, 997):
+        ids, _ = batch.txn(t)
+        assert len(np.unique(ids)) == len(ids) and np.all(np.diff(ids) > 0)
+    # Uniform: each of ten equal id ranges gets a tenth of the requests.
+    share = np.bincount((batch.lock_ids - 1) // 700_000, minlength=10) / len(batch.lock_ids)
+    assert np.all(np.abs(share - 0.1) < 0.01)
