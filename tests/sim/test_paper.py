@@ -135,6 +135,8 @@ def test_fig14b_checks_fail_when_random_grows_or_knapsack_is_flat():
     # Knapsack only reaches its maximum with the whole memory, not a small fraction of it.
     saturating = figure("fig14b").checks(frame([10, 12, 15], [10, 10, 10.1]))[2]
     assert saturating.holds is False and "100,000 of 100,000 slots" in saturating.detail
+    # Flat: memory does not matter, so there is no maximum to reach.
+    assert held("fig14b", frame([15, 15, 15.1], [10, 10, 10.1]))[2] is False
 
 
 def test_fig13_tail_check_fails_when_random_is_worse_on_average_than_at_the_tail():
