@@ -31,6 +31,7 @@ from netlock.memory import Need
 from sim.client_inputs import TXN_BATCH
 from sim.core.metrics import TXN_DTYPE, USE_DTYPE
 from sim.fast.state import N_CF, N_CI, N_RF, N_RI, txn_batch
+from sim.workloads.tpcc_dslr import WIDTH as TPCC_DSLR_WIDTH
 
 WORD = 8
 SIMPY_CLIENT_OBJECT_BYTES = 20_000
@@ -48,6 +49,8 @@ def txn_locks(config: Config) -> int:
     wl = config.workload
     if wl.kind == "micro":
         return wl.locks_per_txn
+    if wl.kind == "tpcc" and wl.generator != "sketch":
+        return TPCC_DSLR_WIDTH
     if wl.kind == "tpcc":
         return 8 + 11 * wl.ol_cnt_max
     return 1

@@ -119,6 +119,8 @@ def max_locks(workload: WorkloadGenerator) -> int:
         return int(workload.locks_per_txn)
     if hasattr(workload, "ol_cnt_max"):
         return 8 + 11 * int(workload.ol_cnt_max)
+    if hasattr(workload, "max_locks_per_txn"):
+        return int(workload.max_locks_per_txn)
     offsets = workload._offsets
     return int(np.diff(offsets).max()) if len(offsets) > 1 else 1
 
