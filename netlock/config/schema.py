@@ -80,6 +80,12 @@ class Servers:
                           "completes rate_rps / rate_cores", min=1)
     partition: str = key("hash", "how locks not in the switch are split over servers",
                          choices=("hash", "range"))
+    tx_burst: int = key(1, "packets a server core sends in one TX burst: a grant or "
+                        "push-back waits until its core's burst fills or the drain timer "
+                        "fires (netlock.lockserver.txburst); 1 sends each packet at once",
+                        min=1)
+    tx_drain_us: float = key(0.0, "period of a server core's TX drain timer, us; 0 sends "
+                             "each packet at once", min=0.0)
 
     @property
     def packet_us(self) -> float:
