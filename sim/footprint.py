@@ -25,13 +25,13 @@ that could not even start, not every run that will not finish.
 from __future__ import annotations
 
 from netlock.config import Config
+from netlock.config.derived import most_locks_per_txn
 from netlock.dataplane.layout import N_LOCK_COLS, N_OUT_COLS, N_REGION_COLS, N_SLOT_COLS
 from netlock.lockserver.layout import N_LK, N_NODE, N_Q
 from netlock.memory import Need
 from sim.client_inputs import TXN_BATCH
 from sim.core.metrics import TXN_DTYPE, USE_DTYPE
 from sim.fast.state import N_CF, N_CI, N_RF, N_RI, txn_batch
-from sim.workloads.tpcc_dslr import WIDTH as TPCC_DSLR_WIDTH
 
 WORD = 8
 SIMPY_CLIENT_OBJECT_BYTES = 20_000
@@ -46,14 +46,7 @@ they are drawn, cut to length and sorted (:func:`sim.workloads.tracegen.generate
 def txn_locks(config: Config) -> int:
     """The most locks one transaction takes, from the config (trace workloads: 1; their
     transactions are bounded by the trace file)."""
-    wl = config.workload
-    if wl.kind == "micro":
-        return wl.locks_per_txn
-    if wl.kind == "tpcc" and wl.generator != "sketch":
-        return TPCC_DSLR_WIDTH
-    if wl.kind == "tpcc":
-        return 8 + 11 * wl.ol_cnt_max
-    return 1
+    return most_locks_per_txn(config) or 1
 
 
 def fast_client_bytes(longest: int, priorities: int) -> int:

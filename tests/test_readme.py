@@ -15,11 +15,10 @@ import warnings
 from pathlib import Path
 
 import pytest
-import typer.main
 import yaml
 from typer.testing import CliRunner
 
-from netlock.cli.app import app
+from netlock.cli.app import app, command_group
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -92,7 +91,7 @@ def command_paths() -> list[list[str]]:
             if hasattr(command, "commands"):
                 walk(command, [*prefix, name])
 
-    walk(typer.main.get_command(app), [])
+    walk(command_group(load_all=True), [])
     return found
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from netlock.config.derived import lease_problem
 from netlock.config.managers import SERVER_KINDS
 from netlock.config.schema import Config
 from netlock.config.typed import Problem
@@ -127,7 +128,7 @@ def _manager(cfg: Config) -> Problem | None:
 
 
 RULES: tuple[Callable[[Config], Problem | None], ...] = (
-    _switch, _workload, _tenants, _failures, _manager,
+    _switch, _workload, _tenants, _failures, _manager, lease_problem,
 )
 
 

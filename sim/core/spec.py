@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netlock.client import longest_hold_us
 from netlock.config import Config
+from netlock.config.derived import fetch_hops as data_read_hops
+from netlock.config.derived import lease_guard_us, lease_problem
 from netlock.errors import ConfigError
-
-DATA_READ_HOPS = 4
-"""TPC-C transactions read their rows once locked: one round trip to a database server
-(client -> switch -> server and back). Microbenchmark and trace replays model locks only."""
 
 
 @dataclass(frozen=True)
@@ -37,14 +34,6 @@ class RunSpec:
     """Each client's priority class."""
 
 
-def lease_guard_us(config: Config) -> float:
-    """How long before its lease ends a client stops using a lock (us): a release must
-    reach the switch before the lease sweep could hand the lock to someone else, so the
-    client keeps one round trip (its own processing included) plus ten jitter deviations of
-    margin."""
-    return config.client_rtt_us + 10 * config.network.jitter_us
-
-
 def stall_bound_us(config: Config) -> float:
     """The longest a lock can stay idle while a request waits for it when the lock manager
     has lost track of nothing (us; the liveness checker's bound, :mod:`sim.core.liveness`).
@@ -63,35 +52,20 @@ def stall_bound_us(config: Config) -> float:
             + 2 * lease_guard_us(config))
 
 
-def most_locks_per_txn(config: Config) -> int:
-    """An upper bound of a transaction's locks that tells one from several (a trace is
-    taken to have several)."""
-    wl = config.workload
-    return wl.locks_per_txn if wl.kind == "micro" else 2
-
-
 def run_spec(config: Config) -> RunSpec:
     """The derived parameters of ``config``; a ConfigError naming ``lease.us`` when the
-    lease is too short for the clients to use it as the rules require."""
-    reads_data = config.workload.kind == "tpcc"
-    one_rtt = reads_data and config.network.one_rtt
-    fetch_hops = DATA_READ_HOPS if reads_data and not one_rtt else 0
-    lease, guard = config.lease.us, lease_guard_us(config)
-    if lease <= guard:
-        raise ConfigError(f"{config.source}: lease.us: {lease:g} us is too short: clients keep "
-                          f"{guard:g} us of margin (a round trip plus ten jitter deviations) "
-                          f"before a lease ends")
-    read_us = config.read_us(fetch_hops)
-    longest = longest_hold_us(most_locks_per_txn(config), config.clients.timeout_us,
-                              config.workload.think_time_us, read_us) + guard
-    if lease <= longest:
-        raise ConfigError(f"{config.source}: lease.us: {lease:g} us is shorter than a live "
-                          f"client may hold a lock ({longest:g} us: attempt timeout, data "
-                          f"read, think time and the guard); raise lease.us")
+    lease is too short for the clients to use it as the rules require (the loader refuses
+    such a config already; this covers one built otherwise)."""
+    problem = lease_problem(config)
+    if problem is not None:
+        raise ConfigError(f"{config.source}: {problem}")
+    one_rtt = config.workload.kind == "tpcc" and config.network.one_rtt
+    fetch_hops = data_read_hops(config)
+    guard = lease_guard_us(config)
     tenant_of = {t.id: t for t in config.tenants}
     rate_rps = config.workload.rate_rps
     return RunSpec(fetch_hops=fetch_hops, grant_extra_hops=2 if one_rtt else 0,
-                   client_lease_us=lease - guard,
+                   client_lease_us=config.lease.us - guard,
                    gap_per_lock_us=1e6 / rate_rps if rate_rps > 0 else 0.0,
                    hold_us=config.hold_time_us(fetch_hops),
                    priorities=tuple(tenant_of[t].priority for t in config.client_tenants))

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from netlock.config.derived import TPCC_DSLR_LOCKS
 from sim.workloads.base import EXCLUSIVE, SHARED, TxnBatch, as_client_ids
 
 OBJECTS_PER_WAREHOUSE = 700_000
@@ -71,7 +72,7 @@ DISTRICTS = 10
 CUSTOMERS_PER_DISTRICT = 3000
 CUSTOMERS = 30_000
 ITEMS = 100_000
-WIDTH = 9
+WIDTH = TPCC_DSLR_LOCKS
 """The most locks a transaction takes (NewOrder)."""
 
 UNIFORM_IDS = 7_000_000

@@ -59,3 +59,19 @@ def test_registered_in_the_netlock_app():
                                       "--set", "switch.slots=-1"])
     assert result.exit_code == 2
     assert result.stderr.strip().endswith("--set switch.slots: must be >= 0, got -1")
+
+
+def test_check_refuses_a_lease_as_sim_does():
+    """``config check`` enforces every rule ``sim`` does: a lease shorter than the clients'
+    guard (or their longest live hold) exits 2 with the same line from both."""
+    from netlock.cli.app import app
+
+    path = CONFIGS / "tpcc-low.yaml"
+    for lease in ("3", "300"):
+        seen = []
+        for command in (["config", "check"], ["sim"]):
+            result = CliRunner().invoke(app, [*command, str(path), "--set", f"lease.us={lease}"])
+            assert result.exit_code == 2, (command, result.output)
+            assert "lease.us" in result.stderr and "Traceback" not in result.output
+            seen.append(result.stderr.strip().splitlines()[-1])
+        assert seen[0] == seen[1]

@@ -41,6 +41,18 @@ def test_priorities_at_the_server():
     assert kinds(server.process(rel(LOCK, 1, X, 1), 0)) == [("GRANT", 3), ("GRANT", 4)]
 
 
+def test_a_waiting_higher_class_keeps_a_lower_class_from_joining_the_holders():
+    """S held in class 1, X waiting in class 0: a new class-1 S is compatible with the holder
+    but must wait behind the higher class's X (the priority block in the grant kernel)."""
+    server = LockServer()
+    assert kinds(server.process(acq(LOCK, 1, S, 1), 0)) == [("GRANT", 1)]
+    assert server.process(acq(LOCK, 2, X, 0), 0) == []
+    assert server.process(acq(LOCK, 3, S, 1), 0) == []
+    assert [r.txn_id for r in server.holders(LOCK)] == [1]
+    assert kinds(server.process(rel(LOCK, 1, S, 1), 0)) == [("GRANT", 2)]
+    assert kinds(server.process(rel(LOCK, 2, X, 0), 0)) == [("GRANT", 3)]
+
+
 @pytest.mark.parametrize("release, reason", [
     (rel(LOCK, 9, X), DropReason.STALE_RELEASE),
     (rel(LOCK, 1, S), DropReason.STALE_RELEASE),

@@ -179,6 +179,16 @@ tick = st.tuples(st.just("tick"), st.integers(1, 10))
 scripts = st.lists(st.one_of(acquire, acquire, bounce, bounce, duplicate, release, notify,
                              notify, notify_any, sweep, tick), min_size=20, max_size=80)
 
+one_lock_acquire = st.tuples(st.just("acquire"), st.just(0), st.sampled_from(Mode),
+                             st.integers(0, 3), st.integers(0, PRIORITIES - 1),
+                             st.just("served"))
+one_lock_scripts = st.lists(st.one_of(one_lock_acquire, one_lock_acquire, one_lock_acquire,
+                                      st.tuples(st.just("release"), st.integers(0, 40),
+                                                st.just("held")), tick),
+                            min_size=6, max_size=40)
+"""Mixed S/X acquires across classes on one lock, with releases of held grants: where a lower
+class's S compatible with the holders must still wait behind a higher class's X."""
+
 
 def run(script: list[tuple], got_server, oracle) -> list[Action]:
     """Play ``script`` on both. A bounce returns a pushed-back request to ``q2``, as the
@@ -243,6 +253,12 @@ def test_lock_server_follows_the_rules(script):
     server, oracle = LockServer(), Oracle()
     run(script, server, oracle)
     assert server.expired_total == oracle.expired
+
+
+@settings(max_examples=200, deadline=None)
+@given(one_lock_scripts)
+def test_classes_sharing_one_lock_follow_the_rules(script):
+    run(script, LockServer(), Oracle())
 
 
 @settings(max_examples=100, deadline=None)

@@ -37,9 +37,8 @@ def test_deadlocks_resolve_by_the_attempt_timeout():
 
 
 def test_a_lease_shorter_than_a_live_hold_is_refused():
-    cfg = config("tpcc-low", lease__us=300)
     with pytest.raises(ConfigError, match=r"lease\.us: 300 us is shorter than a live client"):
-        simulate(cfg)
+        simulate(config("tpcc-low", lease__us=300))
 
 
 def tps_series(result, start_s: float, end_s: float) -> float:
