@@ -15,7 +15,7 @@ from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch, emulator_geometry
 from hwrunner.emulator_state import load_state, save_state, saved_profile
-from hwrunner.profile import DEFAULT_PROFILE, SwitchProfile, load_profile
+from hwrunner.profile import DEFAULT_PROFILE, PROFILE_DIR, SwitchProfile, load_profile
 from hwrunner.push import PushOptions, PushResult, push
 from hwrunner.schema import load_schema
 from hwrunner.servers import LockServers
@@ -28,9 +28,17 @@ from netlock.plan import Plan
 def resolve_profile(profile: str | Path | None, state: Path | None,
                     default: str = DEFAULT_PROFILE) -> SwitchProfile:
     """The profile named on the command line; else the one the emulator's state file was
-    saved with; else ``default``."""
+    saved with, which must be a shipped profile's name (a file's contents never name a path
+    to open); else ``default``."""
     if profile is None and state is not None:
-        profile = saved_profile(state)
+        saved = saved_profile(state)
+        if saved is not None:
+            shipped = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+            if saved not in shipped:
+                raise TargetError(f"{state}: saved with switch profile {saved[:80]!r}, which is "
+                                  f"not a shipped profile ({', '.join(shipped)}): name its file "
+                                  f"with --profile")
+            profile = PROFILE_DIR / f"{saved}.yaml"
     return load_profile(profile or default)
 
 
