@@ -88,19 +88,14 @@ def save_target(driver: Driver, state: Path | None) -> None:
 
 
 def checkpointer(driver: Driver, state: Path | None) -> Callable[[], None] | None:
-    """For an emulated switch kept in ``state``: save it whenever a push journals progress and
-    writes were sent since the last save, so that a crash never leaves the journal ahead of the
-    state file (as a real switch keeps every write it applied). None for real switches."""
+    """For an emulated switch kept in ``state``: save it whenever a push journals progress,
+    so that a crash never leaves the journal ahead of the state file (as a real switch keeps
+    every write it applied). Every time, not only after writes: traffic replayed meanwhile
+    (``autopilot --traffic``) changes the queues a step waits on, and a resumed step must
+    see them as they were when the journal moved past it. None for real switches."""
     if state is None or not isinstance(driver, EmulatedSwitch):
         return None
-    saved = [driver.batches_sent]
-
-    def save() -> None:
-        if driver.batches_sent != saved[0]:
-            save_state(driver, state)
-            saved[0] = driver.batches_sent
-
-    return save
+    return lambda: save_state(driver, state)
 
 
 def default_journal(target: str, state: Path | None) -> Path | None:
