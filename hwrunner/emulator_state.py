@@ -114,7 +114,8 @@ def _restore(switch: EmulatedSwitch, doc: dict, source: str) -> None:
         for field, enc in fields.items():
             have = program.registers[table].get(field)
             if have is None:
-                raise TargetError(f"{source}: register {table}.{field} is not in this program")
+                raise TargetError(f"{source}: register {table}.{field}: no such field, does "
+                                  f"not fit this program")
             arr = _decode(enc, f"register {table}.{field}", have.size)
             if have.shape != arr.shape:
                 raise TargetError(f"{source}: register {table}.{field}: saved shape "
