@@ -19,6 +19,7 @@ from hwrunner.profile import OPTIONAL_LOCK_REGISTERS, SwitchProfile, shipped_pro
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.replay import Replay, ReplayPacer, load_requests
 from hwrunner.servers import NoLockServers
+from hwrunner.statelock import writers
 from hwrunner.stats import (
     read_server_counters,
     read_stats,
@@ -37,6 +38,7 @@ from hwrunner.targets import (
 )
 from netlock.cli.common import (
     OUTPUT_PANEL,
+    distinct_outputs,
     emit_json,
     guarded,
     json_option,
@@ -89,6 +91,9 @@ JournalOpt = Annotated[Path | None, typer.Option(
 DrainTimeoutOpt = Annotated[float, typer.Option(
     "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain (then "
     "roll back)")]
+WaitOpt = Annotated[bool, typer.Option(
+    "--wait", help="when another command is writing the same state file (or journal), wait for "
+    "it to finish \\[default: refuse, naming it]", rich_help_panel=TARGET_PANEL)]
 ServersIdleOpt = Annotated[bool, typer.Option(
     "--servers-idle", help="the lock servers hold nothing for locks whose server the plan "
     "changes (drained by you): allow a new partition")]
@@ -130,6 +135,8 @@ def _report(result: PushResult, as_json: bool, profile: str) -> None:
            f"{'verified' if result.verified else 'NOT verified'} ({result.wall_s:.3f} s)")
     if as_json:
         emit_json({**result.to_json(), "profile": profile})
+    if result.interrupted:
+        raise KeyboardInterrupt
     if not result.verified:
         raise typer.Exit(1)
 
@@ -150,6 +157,7 @@ def push_command(
     journal: JournalOpt = None,
     drain_timeout: DrainTimeoutOpt = 10.0,
     servers_idle: ServersIdleOpt = False,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Install a plan on a switch, moving live locks safely, and verify it by reading back.
@@ -161,7 +169,8 @@ def push_command(
     was interrupted (stopped, killed, Ctrl-C) is finished by --resume or by the next push.
     A plan that gives lock ids to other lock servers is refused unless --servers-idle:
     this command cannot move requests queued at lock servers between them.
-    Exit status 1 when the read-back does not match.
+    One command at a time writes a state file (and its journal): another one is refused
+    (exit 2, naming it) unless --wait. Exit status 1 when the read-back does not match.
 
     Examples:
 
@@ -175,10 +184,26 @@ def push_command(
     """
     if resume_push == (plan_file is not None):
         raise TargetError("push: give a PLAN, or --resume without one")
+    journal_path = journal or default_journal(target, state)
+    distinct_outputs({"--state": state, "--journal": journal_path},
+                     {"PLAN": plan_file, "--bfrt": bfrt})
+    with writers([] if dry_run else [state, journal_path], wait):
+        pushed = _push(plan_file, target, state, profile, bfrt, device, client_id, dry_run,
+                       rows, journal_path, drain_timeout, servers_idle, as_json)
+    if pushed is not None:
+        result, profile_name = pushed
+        _report(result, as_json, profile_name)
+
+
+def _push(plan_file: Path | None, target: str, state: Path | None, profile: str | None,
+          bfrt: Path | None, device: int, client_id: int, dry_run: bool, rows: int,
+          journal_path: Path | None, drain_timeout: float, servers_idle: bool,
+          as_json: bool) -> tuple[PushResult, str] | None:
+    """``netlock push`` once it holds the state file: its result and the profile's name
+    (None: a dry run, already printed)."""
     plan = load_plan(plan_file) if plan_file is not None else None
     driver = _connect(target, profile, state, bfrt, device, client_id, plan)
     prof = driver.profile
-    journal_path = journal or default_journal(target, state)
     options = PushOptions(drain_timeout_s=drain_timeout)
     servers = NoLockServers(idle=servers_idle)
     try:
@@ -186,19 +211,17 @@ def push_command(
             if journal_path is None or not journal_path.exists():
                 raise TargetError(f"push --resume: no journal at {journal_path} (nothing to "
                                   "resume)")
-            result = resume(driver, prof, journal_path, servers=servers, options=options,
-                            checkpoint=checkpointer(driver, state))
-        elif dry_run:
+            return resume(driver, prof, journal_path, servers=servers, options=options,
+                          checkpoint=checkpointer(driver, state)), prof.name
+        if dry_run:
             _dry_run(driver, prof, plan, rows, as_json)
-            return
-        else:
-            result = push(driver, prof, plan, servers=servers, options=options,
-                          journal_path=journal_path, checkpoint=checkpointer(driver, state))
+            return None
+        return push(driver, prof, plan, servers=servers, options=options,
+                    journal_path=journal_path, checkpoint=checkpointer(driver, state)), prof.name
     finally:
         if not dry_run:
             save_target(driver, state)
         driver.close()
-    _report(result, as_json, prof.name)
 
 
 def _dry_run(driver: Driver, profile: SwitchProfile, plan: Plan, rows: int,
@@ -232,6 +255,7 @@ def stats_command(
     reset: Annotated[bool, typer.Option(
         "--reset", help="zero the request counters after reading (start a new window)")]
     = False,
+    wait: WaitOpt = False,
     out: Annotated[Path | None, typer.Option(
         "--out", help="write the per-lock table (lock_id, requests, rate_rps, contention, "
         "occupancy, holders) to this .parquet or .csv file", rich_help_panel=OUTPUT_PANEL)]
@@ -251,6 +275,25 @@ def stats_command(
     """
     if out is not None and out.suffix not in (".parquet", ".csv"):
         raise PlanError(f"--out {out}: expected a .parquet or .csv file")
+    with writers([state] if reset else [], wait):
+        prof, table, tenants, target_name, window = _read_stats(
+            target, state, profile, bfrt, device, client_id, window, reset)
+    if out is not None:
+        write_stats(table, out)
+    summary = stats_summary(target_name, table, window, prof.has("requests"), prof.name,
+                            tenants)
+    if as_json:
+        emit_json(summary)
+        return
+    for key, value in summary.items():
+        typer.echo(f"{key}: {_stats_value(key, value, prof)}")
+
+
+def _read_stats(target: str, state: Path | None, profile: str | None, bfrt: Path | None,
+                device: int, client_id: int, window: float | None,
+                reset: bool) -> tuple[SwitchProfile, pd.DataFrame, dict, str, float | None]:
+    """The per-lock table and the per-tenant requests (and the profile, target and window
+    they were read with)."""
     driver = _connect(target, profile, state, bfrt, device, client_id)
     prof = driver.profile
     if window is None and isinstance(driver, EmulatedSwitch):
@@ -264,15 +307,7 @@ def stats_command(
         if reset:
             save_target(driver, state)
         driver.close()
-    if out is not None:
-        write_stats(table, out)
-    summary = stats_summary(driver.target, table, window, prof.has("requests"), prof.name,
-                            tenants)
-    if as_json:
-        emit_json(summary)
-        return
-    for key, value in summary.items():
-        typer.echo(f"{key}: {_stats_value(key, value, prof)}")
+    return prof, table, tenants, driver.target, window
 
 
 def _stats_value(key: str, value: object, profile: SwitchProfile) -> str:
@@ -357,6 +392,7 @@ def autopilot_command(
     save_plan_to: SavePlanOpt = None,
     traffic: TrafficOpt = None,
     shift: ShiftOpt = 0,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Keep the switch's plan current: measure, re-plan, migrate when the workload moved.
@@ -382,27 +418,36 @@ def autopilot_command(
     found = options.problem()
     if found:
         raise ConfigError(found)
+    distinct_outputs({"--save-plan": save_plan_to},
+                     {"PLAN": plan_file, "--state": state, "--traffic": traffic,
+                      "--server-counters": server_counters})
     plan = load_plan(plan_file)
     if traffic is not None and target != EMULATOR:
         raise TargetError("--traffic: only the emulator target takes replayed traffic")
     requests = load_requests(traffic, shift=shift) if traffic is not None else None
-    driver = _connect(target, profile, state, bfrt, device, client_id, plan, counters=True)
-    prof = driver.profile
-    replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
-              if requests is not None and isinstance(driver, EmulatedSwitch) else None)
-    try:
-        pilot = Autopilot(driver, prof, plan, options=options,
-                          server_counters=_server_counters(server_counters, replay),
-                          servers=replay.lock_servers() if replay else None,
-                          pacer=ReplayPacer(replay) if replay else None,
-                          push_options=replay_push_options(interval) if replay else None,
-                          journal_path=default_journal(target, state))
-        rounds = pilot.run(max_rounds, _round_reporter(pilot, save_plan_to))
-        if replay is not None:
-            replay.finish()
-    finally:
-        save_target(driver, state)
-        driver.close()
+    journal_path = default_journal(target, state)
+    with writers([state, journal_path], wait):
+        driver = _connect(target, profile, state, bfrt, device, client_id, plan,
+                          counters=True)
+        prof = driver.profile
+        replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
+                  if requests is not None and isinstance(driver, EmulatedSwitch) else None)
+        try:
+            pilot = Autopilot(driver, prof, plan, options=options,
+                              server_counters=_server_counters(server_counters, replay),
+                              servers=replay.lock_servers() if replay else None,
+                              pacer=ReplayPacer(replay) if replay else None,
+                              push_options=replay_push_options(interval) if replay else None,
+                              journal_path=journal_path,
+                              checkpoint=checkpointer(driver, state))
+            rounds = pilot.run(max_rounds, _round_reporter(pilot, save_plan_to))
+            if replay is not None:
+                replay.finish()
+        finally:
+            save_target(driver, state)
+            driver.close()
+    if pilot.interrupted:
+        raise KeyboardInterrupt
     if as_json:
         emit_json({"target": driver.target, "rounds": len(rounds),
                    "migrations": pilot.migrations,
@@ -467,6 +512,7 @@ def traffic_command(
     seed: SeedOpt = None,
     shift: ShiftOpt = 0,
     server_counters: CountersOutOpt = None,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Replay a workload into the emulated switch as NetLock packets.
@@ -489,15 +535,18 @@ def traffic_command(
                           f"PLAN --state {state} first)")
     if server_counters is not None and server_counters.suffix not in (".parquet", ".csv"):
         raise PlanError(f"--server-counters {server_counters}: expected a .parquet or .csv file")
-    prof = resolve_profile(profile, state)
+    distinct_outputs({"--server-counters": server_counters},
+                     {"TRACE|CONFIG": source, "--state": state})
     reqs = load_requests(source, requests, sets, seed, shift)
-    driver = open_target(EMULATOR, prof, state=state)
-    assert isinstance(driver, EmulatedSwitch)
-    replay = Replay(driver, reqs, len(prof.partition.servers))
-    replay.run_until(reqs.span_us)
-    replay.finish()
-    driver.window_s = (driver.window_s or 0.0) + reqs.span_us / 1e6
-    save_target(driver, state)
+    with writers([state], wait):
+        prof = resolve_profile(profile, state)
+        driver = open_target(EMULATOR, prof, state=state)
+        assert isinstance(driver, EmulatedSwitch)
+        replay = Replay(driver, reqs, len(prof.partition.servers))
+        replay.run_until(reqs.span_us)
+        replay.finish()
+        driver.window_s = (driver.window_s or 0.0) + reqs.span_us / 1e6
+        save_target(driver, state)
     if server_counters is not None:
         write_stats(pd.DataFrame(replay.server_counters()), server_counters)
     counts = replay.counts

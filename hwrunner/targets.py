@@ -16,7 +16,13 @@ from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch, emulator_geometry
 from hwrunner.emulator_state import load_state, save_state, saved_profile
-from hwrunner.profile import DEFAULT_PROFILE, SwitchProfile, load_profile, shipped_profiles
+from hwrunner.profile import (
+    DEFAULT_PROFILE,
+    PROFILE_DIR,
+    SwitchProfile,
+    load_profile,
+    shipped_profiles,
+)
 from hwrunner.profile_choice import check_profile
 from hwrunner.push import PushOptions, PushResult, push
 from hwrunner.schema import load_schema
@@ -29,9 +35,17 @@ from netlock.plan import Plan
 def resolve_profile(profile: str | Path | None, state: Path | None,
                     default: str = DEFAULT_PROFILE) -> SwitchProfile:
     """The profile named on the command line; else the one the emulator's state file was
-    saved with; else ``default``."""
+    saved with, which must be a shipped profile's name (a file's contents never name a path
+    to open); else ``default``."""
     if profile is None and state is not None:
-        profile = saved_profile(state)
+        saved = saved_profile(state)
+        if saved is not None:
+            shipped = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+            if saved not in shipped:
+                raise TargetError(f"{state}: saved with switch profile {saved[:80]!r}, which is "
+                                  f"not a shipped profile ({', '.join(shipped)}): name its file "
+                                  f"with --profile")
+            profile = PROFILE_DIR / f"{saved}.yaml"
     return load_profile(profile or default)
 
 
@@ -89,19 +103,14 @@ def save_target(driver: Driver, state: Path | None) -> None:
 
 
 def checkpointer(driver: Driver, state: Path | None) -> Callable[[], None] | None:
-    """For an emulated switch kept in ``state``: save it whenever a push journals progress and
-    writes were sent since the last save, so that a crash never leaves the journal ahead of the
-    state file (as a real switch keeps every write it applied). None for real switches."""
+    """For an emulated switch kept in ``state``: save it whenever a push journals progress,
+    so that a crash never leaves the journal ahead of the state file (as a real switch keeps
+    every write it applied). Every time, not only after writes: traffic replayed meanwhile
+    (``autopilot --traffic``) changes the queues a step waits on, and a resumed step must
+    see them as they were when the journal moved past it. None for real switches."""
     if state is None or not isinstance(driver, EmulatedSwitch):
         return None
-    saved = [driver.batches_sent]
-
-    def save() -> None:
-        if driver.batches_sent != saved[0]:
-            save_state(driver, state)
-            saved[0] = driver.batches_sent
-
-    return save
+    return lambda: save_state(driver, state)
 
 
 def default_journal(target: str, state: Path | None) -> Path | None:
