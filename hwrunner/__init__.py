@@ -6,7 +6,8 @@ Layers, each importing only the ones before it:
   :mod:`.layout` (what a switch holds; the migration between two layouts, lock ranges that
   change lock server);
 - schema: :mod:`.schema` (a program's bf-rt.json), :mod:`.profile` (a program's names for the
-  plan's concepts), :mod:`.validate` (both checked before anything is sent);
+  plan's concepts), :mod:`.validate` (both checked before anything is sent),
+  :mod:`.profile_choice` (the profile a running program matches, or why it matches none);
 - operations: :mod:`.compile` (plan + live layout -> ordered, batched steps);
 - drivers: :mod:`.driver` (the interface), :mod:`.emulator` (the ``netlock`` data-plane model
   behind it), :mod:`.bfrt_driver` (the only module that imports ``bfrt_grpc``) with

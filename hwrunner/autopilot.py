@@ -33,7 +33,7 @@ import numpy as np
 
 from hwrunner.driver import Driver
 from hwrunner.profile import SwitchProfile
-from hwrunner.push import Pacer, PushOptions, PushResult, WallPacer, push
+from hwrunner.push import Checkpoint, Pacer, PushOptions, PushResult, WallPacer, push
 from hwrunner.readback import read_live
 from hwrunner.servers import LockServers, NoLockServers
 from hwrunner.stats import read_stats
@@ -240,6 +240,10 @@ class Autopilot:
     """Rounds of measure, re-plan, maybe push, on one switch (see the module docstring).
 
     ``server_counters`` reads and resets the lock servers' counters (default: ``servers``').
+    Pushes go through ``journal_path`` and ``checkpoint`` as ``netlock push``'s do, so a kill
+    at any point is finished by ``netlock push --resume``. Ctrl-C ends :meth:`run` after the
+    round it came in (a push it interrupted rolls back or finishes forward) and sets
+    :attr:`interrupted`.
     """
 
     def __init__(self, driver: Driver, profile: SwitchProfile, base: Plan, *,
@@ -247,7 +251,8 @@ class Autopilot:
                  servers: LockServers | None = None,
                  server_counters: Callable[[], Counters] | None = None,
                  pacer: Pacer | None = None, push_options: PushOptions | None = None,
-                 journal_path: str | Path | None = None) -> None:
+                 journal_path: str | Path | None = None,
+                 checkpoint: Checkpoint | None = None) -> None:
         self.options = options or AutopilotOptions()
         found = self.options.problem()
         if found:
@@ -260,6 +265,8 @@ class Autopilot:
         self.pacer = pacer or WallPacer()
         self.push_options = push_options
         self.journal_path = journal_path
+        self.checkpoint = checkpoint
+        self.interrupted = False
         self.rounds = 0
         self.migrations = 0
         self.last_plan: Plan | None = None
@@ -303,7 +310,8 @@ class Autopilot:
             self.pending = None
             result = push(self.driver, self.profile, candidate.plan, servers=self.servers,
                           options=self.push_options, pacer=self.pacer,
-                          journal_path=self.journal_path)
+                          journal_path=self.journal_path, checkpoint=self.checkpoint)
+            self.interrupted |= result.interrupted
             self.migrations += result.outcome in ("installed", "finished forward")
             self.last_plan = candidate.plan
             self._reset_at = self._reset()
@@ -315,10 +323,11 @@ class Autopilot:
             report: Callable[[Round], None] | None = None) -> list[Round]:
         """Rounds until ``max_rounds`` (None: until interrupted with Ctrl-C)."""
         done: list[Round] = []
-        while max_rounds is None or len(done) < max_rounds:
+        while (max_rounds is None or len(done) < max_rounds) and not self.interrupted:
             try:
                 done.append(self.round())
             except KeyboardInterrupt:
+                self.interrupted = True
                 break
             if report is not None:
                 report(done[-1])

@@ -3,8 +3,9 @@
 The SDE's Python client is not on PyPI; it is imported lazily, from the current path or from
 ``$SDE_INSTALL/lib/pythonX.Y/site-packages/tofino`` (with ``.../tofino/bfrt_grpc``). Every
 failure at this boundary -- no client (or a dependency of it missing), unreachable server,
-unknown program, a program bound by another client, names that do not match the profile, a
-rejected batch -- becomes one TargetError line; gRPC exceptions never reach the user.
+unknown program, a program bound by another client, a program that matches no profile (or not
+the one named), a rejected batch -- becomes one TargetError line; gRPC exceptions never reach
+the user.
 
 The device is the authority on the program (:mod:`hwrunner.bfrt_schema`): sizes, widths and
 names are read from it, a ``--bfrt`` file is checked against it, and its pipe count is read
@@ -44,8 +45,9 @@ from hwrunner.operations import (
     Operation,
     RegisterWrite,
 )
-from hwrunner.profile import SwitchProfile
-from hwrunner.schema import REGISTER_INDEX, Table, load_schema
+from hwrunner.profile import SwitchProfile, shipped_profiles
+from hwrunner.profile_choice import check_profile, choose_profile
+from hwrunner.schema import REGISTER_INDEX, Schema, Table, load_schema
 from netlock.errors import TargetError
 
 ALL_PIPES = 0xFFFF
@@ -146,18 +148,22 @@ def _grpc_code(exc: BaseException) -> str:
 
 
 class BfrtDriver:
-    """A switch reached at ``grpc://host:port`` running the profile's program.
+    """A switch reached at ``grpc://host:port``, and the profile its program is.
 
-    ``client_id`` is the BFRuntime client id to bind with (one client may bind a program at
-    a time); ``bfrt_json`` a bf-rt.json file checked against what the device reports.
+    ``profile`` is checked against the running program; None chooses one of ``candidates``
+    (default: the shipped profiles) from it (:mod:`hwrunner.profile_choice`); ``choice``
+    says which and why. ``client_id`` is the BFRuntime client id to bind with (one client may
+    bind a program at a time); ``bfrt_json`` a bf-rt.json file checked against what the device
+    reports.
     """
 
-    def __init__(self, target: str, profile: SwitchProfile, bfrt_json: Path | None = None,
-                 device: int = 0, num_tries: int = 3, client: ModuleType | None = None,
-                 client_id: int = 0, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    def __init__(self, target: str, profile: SwitchProfile | None,
+                 bfrt_json: Path | None = None, device: int = 0, num_tries: int = 3,
+                 client: ModuleType | None = None, client_id: int = 0,
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                 candidates: Sequence[SwitchProfile] | None = None) -> None:
         host, port = parse_address(target)
         self.target = f"{GRPC_SCHEME}{host}:{port}"
-        self.profile = profile
         self.batches_sent = 0
         given = load_schema(bfrt_json) if bfrt_json else None
         self.client = client or import_client()
@@ -171,23 +177,17 @@ class BfrtDriver:
             raise TargetError(f"{self.target}: cannot reach the BFRuntime server "
                               f"({first_line(exc)})") from None
         try:
-            try:
-                self.info = self.iface.bfrt_info_get(profile.program)
-            except Exception as exc:
-                raise TargetError(f"{self.target}: program {profile.program!r} is not loaded "
-                                  f"on device {device} ({first_line(exc)})") from None
-            try:
-                self.iface.bind_pipeline_config(profile.program)
-            except Exception as exc:
-                if _grpc_code(exc) == "ALREADY_EXISTS":
-                    raise TargetError(
-                        f"{self.target}: program {profile.program!r} is bound by another "
-                        f"BFRuntime client ({describe_rejection(self.client, exc, [])}); "
-                        f"stop it or wait until it disconnects (this push binds as client "
-                        f"id {client_id})") from None
-                raise TargetError(f"{self.target}: cannot bind program {profile.program!r} "
-                                  f"({describe_rejection(self.client, exc, [])})") from None
-            self.schema = device_schema(self.info, profile, self.target)
+            program = self._bind(profile.program if profile else None, device, client_id)
+            shipped = shipped_profiles() if candidates is None else candidates
+            where = f"{self.target}: program {program}"
+
+            def schema_of(p: SwitchProfile) -> Schema:
+                return device_schema(self.info, p, self.target)
+
+            self.choice = (check_profile(profile, shipped, schema_of, where) if profile
+                           else choose_profile(program, shipped, schema_of, where))
+            self.profile = self.choice.profile
+            self.schema = self.choice.schema
             if given is not None:
                 check_against_device(given, self.schema)
             self.dev_target = self.client.Target(device_id=device, pipe_id=ALL_PIPES)
@@ -196,10 +196,33 @@ class BfrtDriver:
         except BaseException:
             self.close()
             raise
-        if profile.traffic_pipe >= self.pipes:
+        if self.profile.traffic_pipe >= self.pipes:
             self.close()
-            raise TargetError(f"profile {profile.source}: traffic_pipe {profile.traffic_pipe}, "
-                              f"but {self.target} has {self.pipes} pipes")
+            raise TargetError(f"profile {self.profile.source}: traffic_pipe "
+                              f"{self.profile.traffic_pipe}, but {self.target} has "
+                              f"{self.pipes} pipes")
+
+    def _bind(self, program: str | None, device: int, client_id: int) -> str:
+        """Read the program's info (None: the device's program) and bind it; its name."""
+        try:
+            self.info = self.iface.bfrt_info_get(program)
+        except Exception as exc:
+            what = f"program {program!r} is not loaded" if program else "no program is loaded"
+            raise TargetError(f"{self.target}: {what} on device {device} "
+                              f"({first_line(exc)})") from None
+        name = program or self.info.p4_name_get()
+        try:
+            self.iface.bind_pipeline_config(name)
+        except Exception as exc:
+            if _grpc_code(exc) == "ALREADY_EXISTS":
+                raise TargetError(
+                    f"{self.target}: program {name!r} is bound by another "
+                    f"BFRuntime client ({describe_rejection(self.client, exc, [])}); "
+                    f"stop it or wait until it disconnects (this push binds as client "
+                    f"id {client_id})") from None
+            raise TargetError(f"{self.target}: cannot bind program {name!r} "
+                              f"({describe_rejection(self.client, exc, [])})") from None
+        return name
 
     def _reachable(self, address: str, timeout_s: float) -> None:
         """Fail fast, naming the address, when nothing answers there (refused at once, or no

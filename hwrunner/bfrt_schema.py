@@ -59,17 +59,24 @@ def _table(info: Any) -> Table:
     return Table(name, info.type_get() or MATCH_ACTION, int(info.size_get()), keys, (), actions)
 
 
+def missing_table(bfrt_info: Any, name: str) -> str:
+    """Why ``bfrt_info.table_get(name)`` found nothing: no such table, or several end in it."""
+    hits = [t for t in bfrt_info.table_name_list_get() if t == name or t.endswith(f".{name}")]
+    if len(hits) > 1:
+        return f"table {name!r} is ambiguous (matches {', '.join(sorted(hits))})"
+    return f"no table {name!r}"
+
+
 def device_schema(bfrt_info: Any, profile: SwitchProfile, where: str) -> Schema:
     """The profile's tables as the device describes them (names, sizes, widths, kinds)."""
     tables = []
+    source = f"{where}: program {profile.program}"
     for name in profile_tables(profile):
         try:
             tables.append(_table(bfrt_info.table_get(name).info))
-        except KeyError as exc:
-            raise TargetError(f"{where}: program {profile.program}: profile table {name!r} does "
-                              f"not match the running program ({first_line(exc)})"
-                              f"{profile.counter_hint(name)}") from None
-    return Schema(tuple(tables), f"program {profile.program} on {where}")
+        except KeyError:
+            raise TargetError(f"{source}: {missing_table(bfrt_info, name)}") from None
+    return Schema(tuple(tables), source)
 
 
 def _fields(fields: tuple[Field, ...]) -> dict[str, tuple[int, str]]:

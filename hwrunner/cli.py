@@ -15,21 +15,30 @@ from hwrunner.compile import render_program
 from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
-from hwrunner.profile import SwitchProfile
+from hwrunner.profile import OPTIONAL_LOCK_REGISTERS, SwitchProfile, shipped_profiles
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
 from hwrunner.replay import Replay, ReplayPacer, load_requests
 from hwrunner.servers import NoLockServers
-from hwrunner.stats import read_server_counters, read_stats, stats_summary, write_stats
+from hwrunner.statelock import writers
+from hwrunner.stats import (
+    read_server_counters,
+    read_stats,
+    read_tenant_requests,
+    stats_summary,
+    write_stats,
+)
 from hwrunner.switch_contents import check_fits
 from hwrunner.targets import (
     checkpointer,
     default_journal,
     open_target,
+    requested_profile,
     resolve_profile,
     save_target,
 )
 from netlock.cli.common import (
     OUTPUT_PANEL,
+    distinct_outputs,
     emit_json,
     guarded,
     json_option,
@@ -50,8 +59,9 @@ StateOpt = Annotated[Path | None, typer.Option(
     "back afterwards", rich_help_panel=TARGET_PANEL)]
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", help="switch profile: a shipped name (configs/switch/NAME.yaml) or a YAML "
-    "file \\[default: the one --state was saved with, else netlock-stats, the public program "
-    "with per-lock counters; netlock-public: without them]",
+    "file, checked against the program \\[default: for grpc://, the shipped profile the "
+    "running program matches; for the emulator, the one --state was saved with, else "
+    "netlock-stats, the public program extended with per-lock counters]",
     rich_help_panel=TARGET_PANEL)]
 BfrtOpt = Annotated[Path | None, typer.Option(
     "--bfrt", help="the program's bf-rt.json: check the profile and every write against it "
@@ -81,19 +91,52 @@ JournalOpt = Annotated[Path | None, typer.Option(
 DrainTimeoutOpt = Annotated[float, typer.Option(
     "--drain-timeout", min=0.0, help="seconds to wait for moving locks' queues to drain (then "
     "roll back)")]
+WaitOpt = Annotated[bool, typer.Option(
+    "--wait", help="when another command is writing the same state file (or journal), wait for "
+    "it to finish \\[default: refuse, naming it]", rich_help_panel=TARGET_PANEL)]
 ServersIdleOpt = Annotated[bool, typer.Option(
     "--servers-idle", help="the lock servers hold nothing for locks whose server the plan "
     "changes (drained by you): allow a new partition")]
 
 
-def _report(result: PushResult, as_json: bool) -> None:
+def _connect(target: str, profile: str | None, state: Path | None, bfrt: Path | None,
+             device: int, client_id: int, plan: Plan | None = None,
+             counters: bool = False) -> Driver:
+    """Open ``target`` with the profile named (or saved with the emulator), or the one a
+    BFRuntime program matches, saying on stderr which was chosen and why; ``plan`` must fit,
+    and with ``counters`` the profile must have the per-lock counters."""
+    prof = requested_profile(profile, state, target)
+    if prof is not None and plan is not None:
+        check_fits(plan, prof)
+    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
+                         geometry=plan.geometry if plan else None, client_id=client_id)
+    try:
+        if prof is None and plan is not None:
+            check_fits(plan, driver.profile)
+        if counters and not all(driver.profile.has(c) for c in OPTIONAL_LOCK_REGISTERS):
+            raise TargetError(f"{driver.target}: profile {driver.profile.name}: the program "
+                              f"keeps no per-lock request and peak-occupancy counters, which "
+                              f"netlock autopilot reads ({counter_tables()})")
+    except TargetError:
+        driver.close()
+        raise
+    choice = getattr(driver, "choice", None)
+    if choice is not None and choice.reason:
+        stderr(f"netlock: {driver.target}: profile {driver.profile.name} chosen: "
+               f"{choice.reason}")
+    return driver
+
+
+def _report(result: PushResult, as_json: bool, profile: str) -> None:
     for problem in result.problems:
         stderr(f"netlock: {problem}")
     stderr(f"netlock: push to {result.target}: {result.outcome}; {result.operations} "
            f"operations in {result.batches} batches, {result.migrated_locks} locks migrated, "
            f"{'verified' if result.verified else 'NOT verified'} ({result.wall_s:.3f} s)")
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "profile": profile})
+    if result.interrupted:
+        raise KeyboardInterrupt
     if not result.verified:
         raise typer.Exit(1)
 
@@ -114,6 +157,7 @@ def push_command(
     journal: JournalOpt = None,
     drain_timeout: DrainTimeoutOpt = 10.0,
     servers_idle: ServersIdleOpt = False,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Install a plan on a switch, moving live locks safely, and verify it by reading back.
@@ -125,7 +169,8 @@ def push_command(
     was interrupted (stopped, killed, Ctrl-C) is finished by --resume or by the next push.
     A plan that gives lock ids to other lock servers is refused unless --servers-idle:
     this command cannot move requests queued at lock servers between them.
-    Exit status 1 when the read-back does not match.
+    One command at a time writes a state file (and its journal): another one is refused
+    (exit 2, naming it) unless --wait. Exit status 1 when the read-back does not match.
 
     Examples:
 
@@ -137,15 +182,28 @@ def push_command(
 
         netlock push --resume --target emulator --state switch.json
     """
-    prof = resolve_profile(profile, state)
     if resume_push == (plan_file is not None):
         raise TargetError("push: give a PLAN, or --resume without one")
-    plan = load_plan(plan_file) if plan_file is not None else None
-    if plan is not None:
-        check_fits(plan, prof)
-    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         geometry=plan.geometry if plan else None, client_id=client_id)
     journal_path = journal or default_journal(target, state)
+    distinct_outputs({"--state": state, "--journal": journal_path},
+                     {"PLAN": plan_file, "--bfrt": bfrt})
+    with writers([] if dry_run else [state, journal_path], wait):
+        pushed = _push(plan_file, target, state, profile, bfrt, device, client_id, dry_run,
+                       rows, journal_path, drain_timeout, servers_idle, as_json)
+    if pushed is not None:
+        result, profile_name = pushed
+        _report(result, as_json, profile_name)
+
+
+def _push(plan_file: Path | None, target: str, state: Path | None, profile: str | None,
+          bfrt: Path | None, device: int, client_id: int, dry_run: bool, rows: int,
+          journal_path: Path | None, drain_timeout: float, servers_idle: bool,
+          as_json: bool) -> tuple[PushResult, str] | None:
+    """``netlock push`` once it holds the state file: its result and the profile's name
+    (None: a dry run, already printed)."""
+    plan = load_plan(plan_file) if plan_file is not None else None
+    driver = _connect(target, profile, state, bfrt, device, client_id, plan)
+    prof = driver.profile
     options = PushOptions(drain_timeout_s=drain_timeout)
     servers = NoLockServers(idle=servers_idle)
     try:
@@ -153,19 +211,17 @@ def push_command(
             if journal_path is None or not journal_path.exists():
                 raise TargetError(f"push --resume: no journal at {journal_path} (nothing to "
                                   "resume)")
-            result = resume(driver, prof, journal_path, servers=servers, options=options,
-                            checkpoint=checkpointer(driver, state))
-        elif dry_run:
+            return resume(driver, prof, journal_path, servers=servers, options=options,
+                          checkpoint=checkpointer(driver, state)), prof.name
+        if dry_run:
             _dry_run(driver, prof, plan, rows, as_json)
-            return
-        else:
-            result = push(driver, prof, plan, servers=servers, options=options,
-                          journal_path=journal_path, checkpoint=checkpointer(driver, state))
+            return None
+        return push(driver, prof, plan, servers=servers, options=options,
+                    journal_path=journal_path, checkpoint=checkpointer(driver, state)), prof.name
     finally:
         if not dry_run:
             save_target(driver, state)
         driver.close()
-    _report(result, as_json)
 
 
 def _dry_run(driver: Driver, profile: SwitchProfile, plan: Plan, rows: int,
@@ -173,8 +229,9 @@ def _dry_run(driver: Driver, profile: SwitchProfile, plan: Plan, rows: int,
     """Print what a push of ``plan`` would send (``rows`` operations per batch, 0 = all)."""
     program = prepare(driver, profile, plan)
     if as_json:
-        emit_json({"target": driver.target, "operations": program.operations,
-                   "verified": False, "migrated_locks": program.migration.migrated_locks,
+        emit_json({"target": driver.target, "profile": profile.name,
+                   "operations": program.operations, "verified": False,
+                   "migrated_locks": program.migration.migrated_locks,
                    "wall_s": 0.0, "dry_run": True, "batches": program.batches})
         return
     for line in render_program(program, rows or None):
@@ -198,6 +255,7 @@ def stats_command(
     reset: Annotated[bool, typer.Option(
         "--reset", help="zero the request counters after reading (start a new window)")]
     = False,
+    wait: WaitOpt = False,
     out: Annotated[Path | None, typer.Option(
         "--out", help="write the per-lock table (lock_id, requests, rate_rps, contention, "
         "occupancy, holders) to this .parquet or .csv file", rich_help_panel=OUTPUT_PANEL)]
@@ -213,36 +271,49 @@ def stats_command(
 
         netlock stats --target emulator --state switch.json --json
 
-        netlock stats --target grpc://10.0.0.5:50052 --profile netlock-stats --window-s 10 \\
-            --out stats.parquet --reset
+        netlock stats --target grpc://10.0.0.5:50052 --window-s 10 --out stats.parquet --reset
     """
     if out is not None and out.suffix not in (".parquet", ".csv"):
         raise PlanError(f"--out {out}: expected a .parquet or .csv file")
-    prof = resolve_profile(profile, state)
-    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         client_id=client_id)
+    with writers([state] if reset else [], wait):
+        prof, table, tenants, target_name, window = _read_stats(
+            target, state, profile, bfrt, device, client_id, window, reset)
+    if out is not None:
+        write_stats(table, out)
+    summary = stats_summary(target_name, table, window, prof.has("requests"), prof.name,
+                            tenants)
+    if as_json:
+        emit_json(summary)
+        return
+    for key, value in summary.items():
+        typer.echo(f"{key}: {_stats_value(key, value, prof)}")
+
+
+def _read_stats(target: str, state: Path | None, profile: str | None, bfrt: Path | None,
+                device: int, client_id: int, window: float | None,
+                reset: bool) -> tuple[SwitchProfile, pd.DataFrame, dict, str, float | None]:
+    """The per-lock table and the per-tenant requests (and the profile, target and window
+    they were read with)."""
+    driver = _connect(target, profile, state, bfrt, device, client_id)
+    prof = driver.profile
     if window is None and isinstance(driver, EmulatedSwitch):
         window = driver.window_s
     try:
         table = read_stats(driver, prof, window_s=window, reset=reset)
+        tenants = read_tenant_requests(driver, prof)
         if reset and isinstance(driver, EmulatedSwitch):
             driver.window_s = None
     finally:
         if reset:
             save_target(driver, state)
         driver.close()
-    if out is not None:
-        write_stats(table, out)
-    summary = stats_summary(driver.target, table, window, prof.has("requests"))
-    if as_json:
-        emit_json(summary)
-        return
-    for key, value in summary.items():
-        typer.echo(f"{key}: {_stats_value(key, value, prof.name)}")
+    return prof, table, tenants, driver.target, window
 
 
-def _stats_value(key: str, value: object, profile: str) -> str:
+def _stats_value(key: str, value: object, profile: SwitchProfile) -> str:
     """A ``netlock stats`` value for people: what a missing one means and how to get it."""
+    if isinstance(value, dict):
+        return ", ".join(f"tenant {t}: {n}" for t, n in value.items()) or "none counted"
     if value is not None:
         if isinstance(value, float):
             return f"{value:,.0f}" if key.endswith("_rps") else f"{value:g}"
@@ -250,14 +321,28 @@ def _stats_value(key: str, value: object, profile: str) -> str:
     if key == "window_s":
         return "unknown (give --window-s, or replay traffic with netlock traffic)"
     if key == "requests":
-        return (f"not counted (profile {profile} has no per-lock request counter; push with "
-                f"--profile netlock-stats)")
+        return (f"not counted (profile {profile.name}: the program has no per-lock request "
+                f"counter, such as {counter_tables(('requests',))})")
+    if key == "tenant_requests":
+        return f"not counted (profile {profile.name} names no tenant counter)"
     return "not computed (needs the request counters and a window)"
+
+
+def counter_tables(concepts: tuple[str, ...] = OPTIONAL_LOCK_REGISTERS) -> str:
+    """The tables shipped profiles name for these per-lock counters, for a message."""
+    found: dict[str, list[str]] = {}
+    for p in shipped_profiles():
+        tables = [p.register(c).register for c in concepts if p.has(c)]
+        if len(tables) == len(concepts):
+            found.setdefault(", ".join(tables), []).append(p.name)
+    return "; ".join(f"{'table' if len(concepts) == 1 else 'tables'} {t} (profile "
+                     f"{', '.join(n)})" for t, n in found.items()) or "no shipped profile has them"
 
 
 CountingProfileOpt = Annotated[str | None, typer.Option(
     "--profile", help="switch profile; the program must count acquires and peak occupancy per "
-    "lock \\[default: the one --state was saved with, else netlock-stats]",
+    "lock \\[default: for grpc://, the shipped profile the running program matches; for the "
+    "emulator, the one --state was saved with, else netlock-stats]",
     rich_help_panel=TARGET_PANEL)]
 IntervalOpt = Annotated[float, typer.Option(
     "--interval", help="seconds per round (counters are read and reset each round)")]
@@ -307,6 +392,7 @@ def autopilot_command(
     save_plan_to: SavePlanOpt = None,
     traffic: TrafficOpt = None,
     shift: ShiftOpt = 0,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Keep the switch's plan current: measure, re-plan, migrate when the workload moved.
@@ -332,29 +418,36 @@ def autopilot_command(
     found = options.problem()
     if found:
         raise ConfigError(found)
-    prof = resolve_profile(profile, state)
+    distinct_outputs({"--save-plan": save_plan_to},
+                     {"PLAN": plan_file, "--state": state, "--traffic": traffic,
+                      "--server-counters": server_counters})
     plan = load_plan(plan_file)
-    check_fits(plan, prof)
     if traffic is not None and target != EMULATOR:
         raise TargetError("--traffic: only the emulator target takes replayed traffic")
     requests = load_requests(traffic, shift=shift) if traffic is not None else None
-    driver = open_target(target, prof, state=state, bfrt=bfrt, device=device,
-                         geometry=plan.geometry, client_id=client_id)
-    replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
-              if requests is not None and isinstance(driver, EmulatedSwitch) else None)
-    try:
-        pilot = Autopilot(driver, prof, plan, options=options,
-                          server_counters=_server_counters(server_counters, replay),
-                          servers=replay.lock_servers() if replay else None,
-                          pacer=ReplayPacer(replay) if replay else None,
-                          push_options=replay_push_options(interval) if replay else None,
-                          journal_path=default_journal(target, state))
-        rounds = pilot.run(max_rounds, _round_reporter(pilot, save_plan_to))
-        if replay is not None:
-            replay.finish()
-    finally:
-        save_target(driver, state)
-        driver.close()
+    journal_path = default_journal(target, state)
+    with writers([state, journal_path], wait):
+        driver = _connect(target, profile, state, bfrt, device, client_id, plan,
+                          counters=True)
+        prof = driver.profile
+        replay = (Replay(driver, requests, len(prof.partition.servers), loop=True)
+                  if requests is not None and isinstance(driver, EmulatedSwitch) else None)
+        try:
+            pilot = Autopilot(driver, prof, plan, options=options,
+                              server_counters=_server_counters(server_counters, replay),
+                              servers=replay.lock_servers() if replay else None,
+                              pacer=ReplayPacer(replay) if replay else None,
+                              push_options=replay_push_options(interval) if replay else None,
+                              journal_path=journal_path,
+                              checkpoint=checkpointer(driver, state))
+            rounds = pilot.run(max_rounds, _round_reporter(pilot, save_plan_to))
+            if replay is not None:
+                replay.finish()
+        finally:
+            save_target(driver, state)
+            driver.close()
+    if pilot.interrupted:
+        raise KeyboardInterrupt
     if as_json:
         emit_json({"target": driver.target, "rounds": len(rounds),
                    "migrations": pilot.migrations,
@@ -419,6 +512,7 @@ def traffic_command(
     seed: SeedOpt = None,
     shift: ShiftOpt = 0,
     server_counters: CountersOutOpt = None,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Replay a workload into the emulated switch as NetLock packets.
@@ -441,15 +535,18 @@ def traffic_command(
                           f"PLAN --state {state} first)")
     if server_counters is not None and server_counters.suffix not in (".parquet", ".csv"):
         raise PlanError(f"--server-counters {server_counters}: expected a .parquet or .csv file")
-    prof = resolve_profile(profile, state)
+    distinct_outputs({"--server-counters": server_counters},
+                     {"TRACE|CONFIG": source, "--state": state})
     reqs = load_requests(source, requests, sets, seed, shift)
-    driver = open_target(EMULATOR, prof, state=state)
-    assert isinstance(driver, EmulatedSwitch)
-    replay = Replay(driver, reqs, len(prof.partition.servers))
-    replay.run_until(reqs.span_us)
-    replay.finish()
-    driver.window_s = (driver.window_s or 0.0) + reqs.span_us / 1e6
-    save_target(driver, state)
+    with writers([state], wait):
+        prof = resolve_profile(profile, state)
+        driver = open_target(EMULATOR, prof, state=state)
+        assert isinstance(driver, EmulatedSwitch)
+        replay = Replay(driver, reqs, len(prof.partition.servers))
+        replay.run_until(reqs.span_us)
+        replay.finish()
+        driver.window_s = (driver.window_s or 0.0) + reqs.span_us / 1e6
+        save_target(driver, state)
     if server_counters is not None:
         write_stats(pd.DataFrame(replay.server_counters()), server_counters)
     counts = replay.counts

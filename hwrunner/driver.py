@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from hwrunner.operations import EntryAdd, Operation
+from hwrunner.profile import SwitchProfile
 from hwrunner.schema import Schema
 
 
@@ -27,6 +28,9 @@ class Driver(Protocol):
     target: str
     """``emulator`` or ``grpc://host:port`` (what the push JSON reports)."""
     schema: Schema
+    profile: SwitchProfile
+    """The profile the target runs with (named, saved with the emulator, or chosen from a
+    BFRuntime device's program)."""
     pipes: int
     batches_sent: int
 

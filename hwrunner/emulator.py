@@ -12,6 +12,9 @@ the locks live in. The two are bridged by the profile's names:
   rewriting the queue registers of a lock the switch is serving is refused (unmap it first);
 - reading pipe 0 of a mapped lock's registers (or of the queue slots) returns the data plane's
   live values in the program's encoding; other pipes return what was written;
+- reading the lock table returns the entries the data plane matches on: an entry whose lock
+  the data plane does not serve at that index (a damaged saved state) is not there, so
+  verification sees what traffic would see (:meth:`EmulatedSwitch.dataplane_problems`);
 - :meth:`EmulatedSwitch.server_of` forwards locks it does not own as the partition table
   says (what routes the emulated rack's requests to its lock servers).
 
@@ -35,6 +38,7 @@ from hwrunner.schema import MATCH_PRIORITY, Schema, Table
 from netlock.dataplane import ControlPlaneError, SwitchDataPlane
 from netlock.dataplane.layout import (
     L_EXCLUSIVE,
+    L_LOCK_ID,
     L_PAUSED,
     L_REQUESTS,
     L_SHARED,
@@ -152,7 +156,46 @@ class EmulatedSwitch:
         return out
 
     def read_entries(self, table: str, keys: Sequence[str], data: Sequence[str]) -> EntryAdd:
-        return self.program.read_entries(table, keys, data)
+        entries = self.program.read_entries(table, keys, data)
+        if self.program.table(table).name != self._lock_table:
+            return entries
+        lt = self.profile.lock_table
+        full = self.program.read_entries(table, (lt.key,), (lt.index_param,))
+        served = self._served(full.keys[0].value, full.data[0].value)
+        return entries if served.all() else entries.take(np.flatnonzero(served))
+
+    def _served(self, lock_ids: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """Which lock-table entries (lock id, register index) the data plane serves: it holds
+        the lock, at the row the index map says, with the bounds the registers were given."""
+        dp = self.dataplane
+        rows = dp.lock_indices(lock_ids)
+        ok = rows >= 0
+        inside = (index >= 0) & (index < len(self._dp_index))
+        ok &= inside
+        ok[ok] &= self._dp_index[index[ok]] == rows[ok]
+        if ok.any():
+            bounds = self._registers_at(index[ok])
+            region = dp.regions[0, rows[ok]]
+            base = self.profile.slot_base
+            ok[ok] = ((region[:, R_LEFT] == bounds["left"] - base)
+                      & (region[:, R_RIGHT] == bounds["right"] - base))
+        return ok
+
+    def dataplane_problems(self) -> list[str]:
+        """Where the data plane and the program's lock table disagree (a damaged saved state):
+        entries it does not serve, and locks it serves that have no entry."""
+        lt = self.profile.lock_table
+        full = self.program.read_entries(self._lock_table, (lt.key,), (lt.index_param,))
+        ids, index = full.keys[0].value, full.data[0].value
+        problems = [f"lock {int(ids[i])} (index {int(index[i])}): in the lock table but not "
+                    f"served by the data plane at its registers' bounds"
+                    for i in np.flatnonzero(~self._served(ids, index))[:3]]
+        held = self.dataplane.locks[:, L_LOCK_ID]
+        extra = np.setdiff1d(held[held >= 0], ids)
+        if len(extra):
+            problems.append(f"lock {int(extra[0])}: served by the data plane without a "
+                            f"lock-table entry ({len(extra)} such locks)")
+        return problems
 
     def close(self) -> None:
         """Nothing to release: saving is :mod:`hwrunner.emulator_state`'s job."""

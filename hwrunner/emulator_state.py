@@ -3,12 +3,20 @@
 The file is one JSON document: the profile name, pipes and geometry, every register array
 and match table of the program, and the data plane's snapshot. Arrays are stored as
 zlib-compressed, base64-encoded int64 bytes, so a 100K-slot switch stays small and quick.
+
+A file that cannot describe the switch is refused on load with one line: its ``sha256`` (of
+the rest of the document) must match, so a damaged or hand-edited file is caught (files saved
+before the checksum was recorded are still read); every array must have the shape this
+program gives it and inflate to exactly that many bytes (no compressed bombs); and the data
+plane must serve exactly the locks in the program's lock table, at their registers' bounds.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import math
 import zlib
 from pathlib import Path
 
@@ -24,6 +32,8 @@ from netlock.inputs import load_json
 
 FORMAT = "netlock-emulated-switch"
 VERSION = 1
+MAX_PARAMS = 16
+"""Action parameters an entry may have (the programs' actions take one to three)."""
 
 
 def _encode(arr: np.ndarray) -> dict:
@@ -32,9 +42,32 @@ def _encode(arr: np.ndarray) -> dict:
             "zlib": base64.b64encode(zlib.compress(arr.tobytes(), 1)).decode("ascii")}
 
 
-def _decode(doc: dict) -> np.ndarray:
-    raw = zlib.decompress(base64.b64decode(doc["zlib"]))
-    return np.frombuffer(raw, dtype=np.int64).reshape(doc["shape"]).copy()
+def _decode(doc: dict, where: str, max_items: int) -> np.ndarray:
+    """The array ``doc`` encodes, refused (ValueError naming ``where``) when its declared shape
+    holds more than ``max_items`` values or its bytes do not inflate to exactly that shape."""
+    shape = doc["shape"]
+    if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)):
+        raise ValueError(f"{where}: shape {str(shape)[:40]} is not a list of sizes")
+    items = math.prod(shape)
+    if items > max_items:
+        raise ValueError(f"{where}: shape {shape} holds {items} values, more than the "
+                         f"{max_items} this program has room for")
+    size = items * 8
+    text = doc["zlib"]
+    if not isinstance(text, str) or len(text) > 2 * size + 1024:
+        raise ValueError(f"{where}: encoded data larger than its shape {shape} needs")
+    inflate = zlib.decompressobj()
+    raw = inflate.decompress(base64.b64decode(text, validate=True), size + 1)
+    if len(raw) != size or inflate.unconsumed_tail:
+        raise ValueError(f"{where}: data does not inflate to its shape {shape}")
+    return np.frombuffer(raw, dtype=np.int64).reshape(shape).copy()
+
+
+def _digest(doc: dict) -> str:
+    """SHA-256 of the document without its ``sha256`` field (keys sorted, compact)."""
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    text = json.dumps(body, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def state_to_dict(switch: EmulatedSwitch) -> dict:
@@ -66,9 +99,11 @@ def state_to_dict(switch: EmulatedSwitch) -> dict:
 
 
 def save_state(switch: EmulatedSwitch, path: str | Path) -> None:
-    """Write the switch's full state to ``path`` (atomically: all of it or nothing)."""
-    text = json.dumps(state_to_dict(switch), separators=(",", ":"))
-    atomic.write_text(path, text)
+    """Write the switch's full state to ``path`` (atomically: all of it or nothing), with
+    its checksum."""
+    doc = state_to_dict(switch)
+    doc["sha256"] = _digest(doc)
+    atomic.write_text(path, json.dumps(doc, separators=(",", ":")))
 
 
 def _restore(switch: EmulatedSwitch, doc: dict, source: str) -> None:
@@ -78,26 +113,37 @@ def _restore(switch: EmulatedSwitch, doc: dict, source: str) -> None:
             raise TargetError(f"{source}: register {table} is not in this program")
         for field, enc in fields.items():
             have = program.registers[table].get(field)
-            arr = _decode(enc)
-            if have is None or have.shape != arr.shape:
+            if have is None:
+                raise TargetError(f"{source}: register {table}.{field}: no such field, does "
+                                  f"not fit this program")
+            arr = _decode(enc, f"register {table}.{field}", have.size)
+            if have.shape != arr.shape:
                 raise TargetError(f"{source}: register {table}.{field}: saved shape "
                                   f"{tuple(arr.shape)} does not fit this program")
             have[...] = arr
     for table, enc in doc["tables"].items():
         if table not in program.entries:
             raise TargetError(f"{source}: table {table} is not in this program")
-        keys = _decode(enc["keys"])
-        action = _decode(enc["action"])
-        params = _decode(enc["params"])
+        rows = program.table(table).size
+        width = 2 * len(program.table(table).keys) + 1
+        keys = _decode(enc["keys"], f"table {table}.keys", rows * width)
+        action = _decode(enc["action"], f"table {table}.action", rows)
+        params = _decode(enc["params"], f"table {table}.params", rows * MAX_PARAMS)
         count = {a: len(program.table(table).action(a)[1]) for a in enc["actions"]}
         program.entries[table] = {
             tuple(k): (enc["actions"][a], tuple(p[:count[enc["actions"][a]]]))
             for k, a, p in zip(keys.tolist(), action.tolist(), params.tolist(), strict=True)}
+    room = {k: v.size for k, v in switch.dataplane.snapshot().items()}
     try:
-        switch.dataplane.restore({k: _decode(v) for k, v in doc["dataplane"].items()})
+        switch.dataplane.restore({k: _decode(v, f"dataplane.{k}", room.get(k, 0))
+                                  for k, v in doc["dataplane"].items()})
     except Exception as exc:
         raise TargetError(f"{source}: dataplane: {exc}") from None
     switch.rebuild_index()
+    problems = switch.dataplane_problems()
+    if problems:
+        raise TargetError(f"{source}: damaged: the data plane and the lock table disagree: "
+                          f"{problems[0]}")
     window = doc.get("window_s")
     switch.window_s = float(window) if isinstance(window, (int, float)) else None
 
@@ -121,8 +167,10 @@ def load_state(path: str | Path, profile: SwitchProfile,
         raise TargetError(f"{path}: not an emulated-switch state file")
     if doc.get("version") != VERSION:
         raise TargetError(f"{path}: version: unsupported state version {doc.get('version')!r}")
+    if "sha256" in doc and doc["sha256"] != _digest(doc):
+        raise TargetError(f"{path}: damaged: its contents do not match its sha256 checksum")
     if doc.get("profile") != profile.name:
-        raise TargetError(f"{path}: saved with switch profile {doc.get('profile')!r}, "
+        raise TargetError(f"{path}: saved with switch profile {str(doc.get('profile'))[:80]!r}, "
                           f"not {profile.name!r}")
     try:
         geometry = SwitchGeometry.from_dict(doc["geometry"])

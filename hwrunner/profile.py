@@ -30,9 +30,10 @@ PARTITION_MATCHES = ("ternary", "range")
 
 PROFILE_DIR = Path(__file__).resolve().parents[1] / "configs" / "switch"
 DEFAULT_PROFILE = "netlock-stats"
-"""The profile every command takes when none is named and no state file names one: the
-public program with the per-lock counters ``netlock stats`` and ``netlock autopilot`` read
-(``netlock-public`` is the program without them)."""
+"""The emulated switch's profile when none is named and no state file names one: the public
+program extended with the per-lock counters ``netlock stats`` and ``netlock autopilot`` read
+(``netlock-public`` is the program without them). A BFRuntime target given no profile takes
+the shipped one its running program matches (:mod:`hwrunner.profile_choice`)."""
 
 
 @dataclass(frozen=True)
@@ -115,15 +116,6 @@ class SwitchProfile:
 
     def register(self, concept: str) -> RegisterField:
         return self.lock_registers[concept]
-
-    def counter_hint(self, table: str) -> str:
-        """What to do when ``table`` is missing from a program: empty, unless it is one of
-        the optional per-lock counters (then: the profile for a program without them)."""
-        if not any(self.lock_registers[c].register == table
-                   for c in OPTIONAL_LOCK_REGISTERS if c in self.lock_registers):
-            return ""
-        return (f"; profile {self.name} expects the per-lock counters of netlock stats, for a "
-                f"program without them use --profile netlock-public")
 
     def has(self, concept: str) -> bool:
         return concept in self.lock_registers
@@ -277,3 +269,8 @@ def load_profile(name_or_path: str | Path = DEFAULT_PROFILE) -> SwitchProfile:
         hint = f" (shipped profiles: {', '.join(shipped)})" if shipped else ""
         raise TargetError(f"{path}: cannot read switch profile: no such file{hint}")
     return profile_from_dict(load_yaml(path, TargetError, "switch profile"), str(path))
+
+
+def shipped_profiles() -> list[SwitchProfile]:
+    """Every profile in configs/switch, by name."""
+    return [load_profile(path) for path in sorted(PROFILE_DIR.glob("*.yaml"))]

@@ -101,6 +101,8 @@ class PushResult:
     wall_s: float
     outcome: str
     problems: tuple[str, ...] = ()
+    interrupted: bool = False
+    """Ctrl-C came during the push (which rolled back or finished forward regardless)."""
 
     def to_json(self) -> dict:
         """The ``netlock push --json`` object (docs/formats.md)."""
@@ -145,6 +147,7 @@ class _PushRun:
         self.operations = 0
         self.batches = 0
         self.problems: list[str] = []
+        self.interrupted = False
 
     def record(self, **changes: object) -> None:
         """Journal the push's progress; the switch's own state is made durable first
@@ -302,6 +305,7 @@ class _PushRun:
                     break
                 except (TargetError, KeyboardInterrupt) as exc:
                     reason = str(exc) or "interrupted"
+                    self.interrupted |= isinstance(exc, KeyboardInterrupt)
                     if i < no_return:
                         self.rollback(steps, i, reason)
                         return "rolled back"
@@ -358,10 +362,12 @@ def _finish(run: _PushRun, outcome: str, goal: Layout, migrated: int,
         problems += found
         verified = not found
     if run.journal_path is not None:
+        if run.checkpoint is not None:
+            run.checkpoint()
         clear_journal(run.journal_path)
     return PushResult(run.driver.target, run.operations, run.batches, verified,
                       0 if outcome == "rolled back" else migrated,
-                      time.perf_counter() - started, outcome, tuple(problems))
+                      time.perf_counter() - started, outcome, tuple(problems), run.interrupted)
 
 
 def push(driver: Driver, profile: SwitchProfile, plan: Plan, *,

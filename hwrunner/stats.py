@@ -6,7 +6,8 @@ buffered at the lock server; the current occupancy when the program keeps no pea
 holders now. Queue state is read from the profile's ``traffic_pipe``, the pipe lock packets go
 through: the other pipes' copies keep what the control plane last wrote.
 r_i = requests / window (requests per second); c_i = the peak occupancy, at least 1. A
-program without the request counter leaves ``requests`` empty (null), not a sentinel.
+program without the request counter (the public one) leaves ``requests`` empty (null), not a
+sentinel, and still gives the occupancy, holders and its per-tenant acquire counters.
 """
 
 from __future__ import annotations
@@ -85,6 +86,19 @@ def read_stats(driver: Driver, profile: SwitchProfile, window_s: float | None = 
     return frame
 
 
+def read_tenant_requests(driver: Driver, profile: SwitchProfile) -> dict[str, int] | None:
+    """Acquires counted per tenant since the controller last reset the counters, summed over
+    pipes: ``{tenant id: count}`` for the tenants with any; None when the profile names no
+    tenant counter."""
+    reg = profile.tenant_counter
+    if reg is None:
+        return None
+    size = driver.schema.table(reg.register).size
+    values = driver.read_registers(reg.register, (reg.field,), np.arange(size))[reg.field]
+    counts = values.sum(axis=0)
+    return {str(t): int(counts[t]) for t in np.flatnonzero(counts)}
+
+
 def write_stats(frame: pd.DataFrame, path: Path) -> None:
     """Write the table atomically, as Parquet or CSV by extension."""
     if path.suffix == ".csv":
@@ -94,11 +108,13 @@ def write_stats(frame: pd.DataFrame, path: Path) -> None:
 
 
 def stats_summary(target: str, frame: pd.DataFrame, window_s: float | None,
-                  counted: bool) -> dict:
-    """The ``netlock stats --json`` object; ``counted``: the program counts requests (else
-    ``requests`` and ``total_rps`` are null)."""
+                  counted: bool, profile: str,
+                  tenant_requests: dict[str, int] | None) -> dict:
+    """The ``netlock stats --json`` object; ``counted``: the program counts requests per lock
+    (else ``requests`` and ``total_rps`` are null)."""
     return {
         "target": target,
+        "profile": profile,
         "locks": len(frame),
         "requests": int(frame["requests"].sum()) if counted else None,
         "window_s": window_s,
@@ -107,6 +123,7 @@ def stats_summary(target: str, frame: pd.DataFrame, window_s: float | None,
         "server_held": int(frame["server_held"].sum()),
         "holders": int(frame["exclusive_holders"].sum() + frame["shared_holders"].sum()),
         "max_contention": int(frame["contention"].max()) if len(frame) else 0,
+        "tenant_requests": tenant_requests,
     }
 
 

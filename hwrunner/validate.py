@@ -46,13 +46,7 @@ def validate_profile(profile: SwitchProfile, schema: Schema) -> None:
     """Every name in ``profile`` resolves uniquely in ``schema`` with the right type and width."""
     for group in (profile.lock_registers, profile.slot_registers):
         for reg in group.values():
-            try:
-                register_field(schema, reg)
-            except TargetError as exc:
-                hint = profile.counter_hint(reg.register)
-                if not hint:
-                    raise
-                raise TargetError(f"{exc}{hint}") from None
+            register_field(schema, reg)
     if profile.tenant_counter is not None:
         register_field(schema, profile.tenant_counter)
     lt = profile.lock_table

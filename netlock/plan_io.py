@@ -1,13 +1,20 @@
 """Reading and writing plans: one YAML file, plus a Parquet side file for large plans.
 
 The YAML records the format version, geometry, policy, inputs, partition and summary. Up to
-``INLINE_ROWS`` switch entries are inlined; beyond that they go to ``<plan>.entries.parquet``,
-named (relative to the YAML) under ``entries_file``. Both files are written atomically and
-the side file first, so a plan YAML never points at a missing or partial side file.
+``INLINE_ROWS`` switch entries are inlined; beyond that they go to a side file named after the
+whole plan file name (``p.yaml`` -> ``p.yaml.entries.parquet``, so ``p.yaml`` and ``p.yml``
+never share one), recorded under ``entries_file`` with the SHA-256 of its bytes under
+``entries_sha256``: a plan is one unit, and a side file changed or replaced since is refused.
+Both files are written atomically and the side file first, so a plan YAML never points at a
+missing or partial side file. ``entries_file`` is a bare file name in the plan's folder; a
+path (absolute, with a folder or ``..``) is refused. Plans written before the hash was
+recorded are still read.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +38,10 @@ INLINE_ROWS = 1000
 _ENTRY_INT_COLUMNS = ("lock_id", "slots", "left", "right", "priority", "contention")
 
 
-def plan_to_dict(plan: Plan, entries_file: str | None = None) -> dict:
-    """The YAML document of ``plan``; entries inline unless ``entries_file`` is given."""
+def plan_to_dict(plan: Plan, entries_file: str | None = None,
+                 entries_sha256: str | None = None) -> dict:
+    """The YAML document of ``plan``; entries inline unless ``entries_file`` (a name beside
+    the plan, whose bytes hash to ``entries_sha256``) is given."""
     doc: dict = {
         "version": plan.version,
         "policy": plan.policy,
@@ -50,6 +59,8 @@ def plan_to_dict(plan: Plan, entries_file: str | None = None) -> dict:
     }
     if entries_file is not None:
         doc["entries_file"] = entries_file
+        if entries_sha256 is not None:
+            doc["entries_sha256"] = entries_sha256
     else:
         doc["entries"] = plan.entries.rows()
     return doc
@@ -62,14 +73,49 @@ def entries_frame(entries: SwitchEntries) -> pd.DataFrame:
 def save_plan(plan: Plan, path: str | Path) -> None:
     """Write ``plan`` to ``path`` (YAML), with a Parquet side file when it is large."""
     path = Path(path)
-    entries_file = None
+    entries_file = digest = None
     if len(plan.entries) > INLINE_ROWS:
-        side = path.with_name(path.stem + ".entries.parquet")
-        frame = entries_frame(plan.entries)
-        atomic.write_with(side, lambda tmp: frame.to_parquet(tmp, index=False))
+        side = entries_path(path)
+        data = io.BytesIO()
+        entries_frame(plan.entries).to_parquet(data, index=False)
+        digest = hashlib.sha256(data.getvalue()).hexdigest()
+        atomic.write_with(side, lambda tmp: tmp.write_bytes(data.getvalue()))
         entries_file = side.name
-    text = yaml.safe_dump(plan_to_dict(plan, entries_file), sort_keys=False)
+    text = yaml.safe_dump(plan_to_dict(plan, entries_file, digest), sort_keys=False)
     atomic.write_text(path, text)
+
+
+def entries_path(path: str | Path) -> Path:
+    """The side file :func:`save_plan` writes for a large plan at ``path``."""
+    path = Path(path)
+    return path.with_name(path.name + ".entries.parquet")
+
+
+def _side_entries(doc: dict, source: str, base_dir: Path) -> SwitchEntries:
+    """The entries of the side file ``doc`` names: a bare name in ``base_dir``, whose bytes
+    match ``entries_sha256`` when the plan records it."""
+    name = doc["entries_file"]
+    if (not isinstance(name, str) or not name or name in (".", "..") or "/" in name
+            or "\\" in name or "\0" in name):
+        raise PlanError(f"{source}: entries_file: {str(name)[:80]!r} is not a file name beside "
+                        f"the plan (no folders, no '..')")
+    side = base_dir / name
+    want = doc.get("entries_sha256")
+    if want is not None and not (isinstance(want, str) and len(want) == 64):
+        raise PlanError(f"{source}: entries_sha256: expected 64 hex digits")
+    try:
+        data = side.read_bytes()
+    except OSError as exc:
+        raise PlanError(f"{source}: entries_file: cannot read {side}: "
+                        f"{exc.strerror or exc}") from None
+    if want is not None and hashlib.sha256(data).hexdigest() != want.lower():
+        raise PlanError(f"{source}: entries_file: {side} is not the side file this plan was "
+                        f"saved with (its SHA-256 differs from entries_sha256)")
+    try:
+        frame = pd.read_parquet(io.BytesIO(data))
+    except (OSError, ValueError) as exc:
+        raise PlanError(f"{source}: entries_file: cannot read {side}: {exc}") from None
+    return _entries_from_frame(frame, str(side))
 
 
 def _entries_from_frame(frame: pd.DataFrame, source: str) -> SwitchEntries:
@@ -114,12 +160,7 @@ def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Pl
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanError(f"{source}: inputs/summary/partition: {exc}") from None
     if "entries_file" in doc:
-        side = (base_dir or Path(".")) / str(doc["entries_file"])
-        try:
-            frame = pd.read_parquet(side)
-        except (OSError, ValueError) as exc:
-            raise PlanError(f"{source}: entries_file: cannot read {side}: {exc}") from None
-        entries = _entries_from_frame(frame, str(side))
+        entries = _side_entries(doc, source, base_dir or Path("."))
     else:
         rows = doc.get("entries") or []
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):

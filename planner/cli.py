@@ -15,6 +15,7 @@ import typer
 from netlock.cli.common import (
     CONFIG_PANEL,
     OUTPUT_PANEL,
+    distinct_outputs,
     emit_json,
     guarded,
     json_option,
@@ -128,9 +129,13 @@ def plan_command(
     from dataclasses import replace
 
     from netlock.memory import Need, check_fits
-    from netlock.plan_io import load_plan
+    from netlock.plan_io import entries_path, load_plan
     from planner import settings
     from planner.placement import SLOT_BYTES
+
+    inputs = {"TRACE": trace, "--live": live, "--config": config}
+    distinct_outputs({"--out": out, "--out (its entries side file)": entries_path(out),
+                      "--plot": plot}, inputs)
 
     cfg = settings.optional_config(config, parse_sets(sets))
     geometry = settings.plan_geometry(cfg, slots, priorities)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +85,8 @@ class SimpyRack:
     ``packet_handlers``, ``entry_hops`` (1: packets cross a hop to the ToR; 0: the manager
     runs in the client's own library) and, if it has one, its ``backoff_us(client)`` rule
     for the wait before an aborted transaction is retried (else the client's rule of
-    :func:`netlock.client.backoff_slots`)."""
+    :func:`netlock.client.backoff_slots`), and whether its clients take locks
+    ``one_at_a_time`` (:class:`sim.clients.Client`)."""
 
     def __init__(self, engine: Engine, network: Network, recorder: Recorder,
                  manager: Any) -> None:
@@ -95,6 +97,8 @@ class SimpyRack:
         self.entry_hops = manager.entry_hops
         self.entry_hop = network.hop if manager.entry_hops else _no_hop
         self.backoff_us = getattr(manager, "backoff_us", None)
+        self.one_at_a_time = bool(getattr(manager, "one_at_a_time", False))
+        self.one_at_a_time_timeout_us = float(getattr(manager, "attempt_timeout_us", math.inf))
         self.next_rid = 0
 
 

@@ -27,6 +27,15 @@ back (:mod:`sim.client_faults`), and every grant goes through
 :func:`netlock.client.grant_verdict` as an event: a copy of a grant it holds is ignored, a
 grant of a copied acquire is handed back under its own slot.
 
+A lock manager whose clients take locks **one at a time** (``one_at_a_time``: DSLR and DrTM
+as the DSLR authors' harness drives them, ``LockSimulator::run``) gets that client instead:
+an attempt sends its first acquire, each grant sends the next; commit and give-up release in
+reverse order, one by one, each release sent when the manager says the previous one is done
+(:meth:`Client.on_released`); the next transaction (or the retry's back-off) starts when the
+last is done. Such an attempt is given up after the manager's ``attempt_timeout_us``, not the
+NetLock client's timeout. A lock's wait (its request's latency, and what the liveness
+checker sees) begins when its acquire is sent.
+
 Clients know only the lock manager's packet entry point and the network; nothing here is
 specific to NetLock.
 """
@@ -63,11 +72,12 @@ class Client(FaultyLinks):
     each access a few ns slower.
     """
 
-    __slots__ = ("aborts", "add_txn", "add_use", "attempt", "cid", "deadline", "deliver_at",
-                 "engine", "env", "fast", "faults", "grant_handlers", "held", "hops", "instant",
-                 "lease_us", "locks", "lossy", "machine", "modes", "network", "next_start",
-                 "one_lock", "one_mode", "p", "pending", "priority", "rack", "rec", "rx_us",
-                 "spare", "tenant", "timeout_one_us", "timer_at", "tx_us", "txn_start", "txns")
+    __slots__ = ("aborts", "add_txn", "add_use", "asking", "attempt", "cid", "deadline",
+                 "deliver_at", "engine", "env", "fast", "faults", "grant_handlers", "held", "hops",
+                 "instant", "lease_us", "locks", "lossy", "machine", "modes", "network",
+                 "next_start", "one_lock", "one_mode", "p", "pending", "priority", "rack", "rec",
+                 "rx_us", "sequential", "spare", "tenant", "timeout_one_us", "timer_at", "todo",
+                 "tx_us", "txn_start", "txns", "unlocked", "unlocking")
 
     def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int) -> None:
@@ -110,6 +120,15 @@ class Client(FaultyLinks):
         self.deadline = math.inf
         self.timer_at = math.inf
         self.spare: Req | None = None
+        self.sequential = rack.one_at_a_time
+        self.todo: list[Req] = []
+        """One at a time: the current attempt's acquires not sent yet, next last."""
+        self.asking: Req | None = None
+        """One at a time: the acquire in flight (its wait began when it was sent)."""
+        self.unlocking: list[Req] = []
+        """One at a time: the releases not done yet, the one in flight first."""
+        self.unlocked: Any = None
+        """One at a time: what to do (a function of the client time) when they are done."""
 
     def at(self, t: float, fn: Any, *args: Any) -> None:
         """Call ``fn(*args)`` at client time ``t`` (>= the engine's clock)."""
@@ -121,7 +140,39 @@ class Client(FaultyLinks):
 
     def begin_txn(self) -> None:
         now = self.env._now
-        self.send_burst(self.next_txn(now), now)
+        self.send_acquires(self.next_txn(now), now)
+
+    def send_acquires(self, reqs: list[Req], now: float) -> None:
+        """Send an attempt's acquires: all back to back, or (one at a time) the first, the
+        rest each after the grant before it."""
+        if self.sequential and reqs:
+            self.todo = reqs[:0:-1]
+            reqs = reqs[:1]
+            self.asking = reqs[0]
+        self.send_burst(reqs, now)
+
+    def unlock(self, releases: list[Req], now: float, then: Any) -> None:
+        """One at a time: release ``releases`` in reverse order, each after the one before
+        it is done, then call ``then(t)`` at the client time ``t`` the last is done."""
+        if not releases:
+            then(now)
+            return
+        self.unlocking = releases[::-1]
+        self.unlocked = then
+        self.send_burst([self.unlocking[0]], now)
+
+    def on_released(self, req: Req) -> None:
+        """The lock manager is done with the release ``req`` (an event): one at a time, the
+        next release goes, or what waited for the last."""
+        if not self.unlocking or self.unlocking[0] is not req:
+            return
+        now = self.env._now
+        self.unlocking.pop(0)
+        if self.unlocking:
+            self.send_burst([self.unlocking[0]], now)
+            return
+        then, self.unlocked = self.unlocked, None
+        then(now)
 
     def next_txn(self, now: float) -> list[Req]:
         """Draw the next transaction and make its first attempt's acquires."""
@@ -145,8 +196,11 @@ class Client(FaultyLinks):
         reqs = [Req(rid + k, self, attempt, lock, mode, tenant, priority, now)
                 for k, (lock, mode) in enumerate(zip(self.locks, self.modes, strict=True))]
         p = self.p
-        self.deadline = now + attempt_timeout_us(len(self.locks), p.timeout_us, p.think_us,
-                                                 p.lease_us)
+        if self.sequential:
+            self.deadline = now + self.rack.one_at_a_time_timeout_us
+        else:
+            self.deadline = now + attempt_timeout_us(len(self.locks), p.timeout_us,
+                                                     p.think_us, p.lease_us)
         if self.timer_at == math.inf:
             self.timer_at = self.deadline
             self.at(self.deadline, self.on_timer)
@@ -325,8 +379,13 @@ class Client(FaultyLinks):
             return
         req.t_grant = now
         self.held.append(req)
+        self.asking = None
         self.pending -= 1
         if self.pending:
+            if self.todo:
+                self.asking = nxt = self.todo.pop()
+                nxt.t_created = now
+                self.send_burst([nxt], now)
             return
         self.deadline = math.inf
         if self.instant:
@@ -379,7 +438,7 @@ class Client(FaultyLinks):
                 req.op = RELEASE
                 releases.append(req)
             add_use((req.t_grant, req.t_grant - req.t_created, tenant, req.source, req.lock,
-                     req.mode, end, cid, asked))
+                     req.mode, end, cid, req.t_created if self.sequential else asked))
         self.held = []
         return releases, all_valid
 
@@ -395,12 +454,24 @@ class Client(FaultyLinks):
             self.give_up(burst, now)
             return
         self.add_txn((now, now - self.txn_start, self.tenant, len(self.locks), self.cid))
+        if self.sequential:
+            self.locks = []
+            self.unlock(burst, now, self.start_next)
+            return
         if self.next_start > now:
             self.locks = []
             self.at(self.next_start, self.begin_txn)
         else:
             burst += self.next_txn(now)
         self.send_burst(burst, now)
+
+    def start_next(self, now: float) -> None:
+        """One at a time: the committed transaction's locks are released at client time
+        ``now``: start the next transaction (at once, or when the rate cap allows)."""
+        if self.next_start > now:
+            self.at(self.next_start, self.begin_txn)
+        else:
+            self.send_acquires(self.next_txn(now), now)
 
     def abort(self, now: float) -> None:
         """Give up the current attempt: release what is held, then retry the transaction."""
@@ -419,6 +490,12 @@ class Client(FaultyLinks):
         wait = (backoff_slots(p.seed, self.cid, self.aborts, p.backoff_slots) * p.backoff_slot_us
                 if rule is None else rule(self))
         self.aborts += 1
+        self.todo = []
+        self.asking = None
+        if self.sequential:
+            attempt = self.attempt
+            self.unlock(releases, now, lambda t: self.at(t + wait, self.retry, attempt))
+            return
         if releases:
             self.send_burst(releases, now)
         self.at(now + wait, self.retry, self.attempt)
@@ -427,7 +504,7 @@ class Client(FaultyLinks):
         """The back-off of the attempt before ``attempt`` is over: try again."""
         if attempt == self.attempt:
             now = self.env._now
-            self.send_burst(self.new_attempt(now), now)
+            self.send_acquires(self.new_attempt(now), now)
 
     def on_timer(self) -> None:
         """The retry timer: abort an attempt whose grants did not all come in time.
@@ -454,6 +531,10 @@ class Client(FaultyLinks):
                               req.lock, req.mode, min(now, req.lease_end), self.cid,
                               self.txn_start))
         self.held = []
+        if self.sequential:
+            if self.asking is not None and self.asking.lock not in using:
+                self.rec.open_waits.append((self.asking.lock, self.asking.t_created, now))
+            return
         self.rec.open_waits += [(lock, self.txn_start, now) for lock in self.locks
                                 if lock not in using]
 

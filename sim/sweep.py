@@ -16,12 +16,15 @@ per point, so memory does not grow with the raw samples of the points. The resul
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import itertools
 import json
 import multiprocessing
+import os
 import shutil
 import signal
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -208,7 +211,8 @@ def run_in_processes(todo: list[Point], workers: int,
     not started are cancelled and the workers ended at once: only the points they were
     running are lost."""
     others = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_leave_interrupts_to_sweep)
+    pool = ProcessPoolExecutor(max_workers=worker_count(workers, len(todo)),
+                               initializer=_leave_interrupts_to_sweep, initargs=(os.getpid(),))
     try:
         running: dict[Future, Point] = {pool.submit(measure, p.config): p for p in todo}
         while running:
@@ -227,10 +231,25 @@ def run_in_processes(todo: list[Point], workers: int,
     pool.shutdown(wait=True)
 
 
-def _leave_interrupts_to_sweep() -> None:
+PR_SET_PDEATHSIG = 1
+"""prctl(2): the signal a process gets when the thread that created it exits."""
+
+
+def worker_count(asked: int, points: int) -> int:
+    """Processes worth starting: no more than the points, nor than this machine's cores."""
+    return max(1, min(asked, points, os.cpu_count() or 1))
+
+
+def _leave_interrupts_to_sweep(parent: int) -> None:
     """In a worker: ignore Ctrl-C (the terminal sends it to every process of the command);
-    the sweep ends its workers itself."""
+    the sweep ends its workers itself. A worker dies with its parent (on Linux, by
+    ``PR_SET_PDEATHSIG``), so a killed sweep leaves none running."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent and multiprocessing.get_start_method() == "fork":
+            os._exit(1)
 
 
 def _run_on_dask(todo: list[Point], scheduler: str,

@@ -26,16 +26,26 @@ class WorkloadKind(str, Enum):
     tpcc = "tpcc"
 
 
+class TpccGenerator(str, Enum):
+    dslr = "dslr"
+    dslr_uniform = "dslr_uniform"
+    sketch = "sketch"
+
+
 @guarded
 def trace_gen_command(
     kind: Annotated[WorkloadKind, typer.Argument(help="micro (microbenchmark) or tpcc "
-                                                 "(TPC-C NewOrder)")],
+                                                 "(TPC-C, see --generator)")],
     out: Annotated[Path, typer.Option("--out", help="trace file to write, .csv or .parquet",
                                       rich_help_panel=OUTPUT_PANEL)],
     requests: Annotated[int, typer.Option("--requests", min=1,
                                           help="lock requests (rows) to write")] = 1_000_000,
     seed: Annotated[int | None, typer.Option("--seed", help="random seed (default: "
                                              "sim.seed)")] = None,
+    generator: Annotated[TpccGenerator | None, typer.Option(
+        "--generator", help="tpcc: dslr (DSLR's generator, the traces the paper replays), "
+        "dslr_uniform (its transactions on uniform lock ids) or sketch (NewOrder only); "
+        "default: workload.generator")] = None,
     config: ConfigOpt = None,
     sets: SetOpt = None,
     as_json: JsonOpt = False,
@@ -53,6 +63,8 @@ def trace_gen_command(
             --set workload.zipf=0.99 --requests 10000000
 
         netlock trace gen tpcc --config configs/tpcc-high.yaml --out tpcc.csv
+
+        netlock trace gen tpcc --generator dslr --set workload.warehouses=10 --out dslr.csv
     """
     import numpy as np
 
@@ -64,7 +76,10 @@ def trace_gen_command(
     from sim.workloads.tracegen import trace_from_config
 
     trace_format(out)
-    cfg = settings.run_config(config, parse_sets(sets), {"workload.kind": kind.value})
+    forced = {"workload.kind": kind.value}
+    if generator is not None:
+        forced["workload.generator"] = generator.value
+    cfg = settings.run_config(config, parse_sets(sets), forced)
     check_fits(trace_needs(cfg, requests))
     workload = workload_from_config(cfg)
     with status(f"generating {requests:,} requests -> {out}") if requests >= LARGE_TRACE \

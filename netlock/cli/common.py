@@ -4,6 +4,7 @@ options and their parsing."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -70,6 +71,25 @@ def _interrupted() -> None:
     interrupt.stop_children()
     typer.echo(interrupt.MESSAGE, err=True)
     raise typer.Exit(interrupt.EXIT_CODE) from None
+
+
+def _same_file(a: os.PathLike[str], b: os.PathLike[str]) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def distinct_outputs(outputs: dict[str, os.PathLike[str] | None],
+                     inputs: dict[str, os.PathLike[str] | None]) -> None:
+    """Refuse (one line, exit 2) an output path that is one of the command's inputs (the same
+    file, by any name): writing it would destroy what the command reads. Keys name the flags
+    (``--out``, ``TRACE``); None values are skipped."""
+    for out_flag, out in outputs.items():
+        for in_flag, given in inputs.items():
+            if out is not None and given is not None and _same_file(out, given):
+                raise ConfigError(f"{out_flag} {out}: is the input {in_flag}; write the output "
+                                  f"to another file")
 
 
 def emit_json(obj: Any) -> None:

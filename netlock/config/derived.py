@@ -18,6 +18,9 @@ TPCC_FIXED_LOCKS = 8
 """Locks of a TPC-C transaction besides its order lines (warehouse, district, customer, ...)."""
 TPCC_LOCKS_PER_LINE = 11
 """Locks per order line of a TPC-C transaction (:mod:`sim.workloads.tpcc`)."""
+TPCC_DSLR_LOCKS = 9
+"""The most locks a transaction of DSLR's TPC-C takes (a NewOrder with the NEW_ORDER table's
+lock, :mod:`sim.workloads.tpcc_dslr`)."""
 
 
 def most_locks_per_txn(config: Config) -> int | None:
@@ -26,6 +29,8 @@ def most_locks_per_txn(config: Config) -> int | None:
     wl = config.workload
     if wl.kind == "micro":
         return wl.locks_per_txn
+    if wl.kind == "tpcc" and wl.generator != "sketch":
+        return TPCC_DSLR_LOCKS
     if wl.kind == "tpcc":
         return TPCC_FIXED_LOCKS + TPCC_LOCKS_PER_LINE * wl.ol_cnt_max
     return None

@@ -80,6 +80,12 @@ class Servers:
                           "completes rate_rps / rate_cores", min=1)
     partition: str = key("hash", "how locks not in the switch are split over servers",
                          choices=("hash", "range"))
+    tx_burst: int = key(1, "packets a server core sends in one TX burst: a grant or "
+                        "push-back waits until its core's burst fills or the drain timer "
+                        "fires (netlock.lockserver.txburst); 1 sends each packet at once",
+                        min=1)
+    tx_drain_us: float = key(0.0, "period of a server core's TX drain timer, us; 0 sends "
+                             "each packet at once", min=0.0)
 
     @property
     def packet_us(self) -> float:
@@ -201,7 +207,14 @@ class WorkloadConfig:
                                min=0.0, max=1.0)
     shared_locks: int = key(64_000, "sharing: locks (cache blocks) of the shared data; each "
                             "client machine also has workload.locks private ones", min=1)
-    warehouses: int = key(10, "TPC-C warehouses per client machine", min=1)
+    generator: str = key("sketch", "TPC-C generator: dslr (DSLR's full mix, the traces the "
+                         "authors replay; all clients share workload.warehouses warehouses), "
+                         "dslr_uniform (the same transactions on uniform lock ids over 7M, "
+                         "the client's TPCC_UNIFORMBENCHMARK) or sketch (NewOrder only, field "
+                         "locks, warehouses per machine)",
+                         choices=("sketch", "dslr", "dslr_uniform"))
+    warehouses: int = key(10, "TPC-C warehouses: per client machine (sketch) or in all "
+                          "(dslr)", min=1)
     ol_cnt_min: int = key(5, "fewest order lines (items) per NewOrder", min=1, max=15)
     ol_cnt_max: int = key(15, "most order lines (items) per NewOrder (TPC-C: 5..15)",
                           min=1, max=15)

@@ -38,6 +38,7 @@ from planner.partition import partition_locks
 from planner.planning import PlanOptions, plan_from_stats
 from sim.workloads import workload_from_config
 from sim.workloads.base import TxnBatch, WorkloadGenerator
+from sim.workloads.factory import make_workload
 from sim.workloads.micro import MicroWorkload
 
 
@@ -173,10 +174,11 @@ def random_share(stats: LockStats, config: Config, slots: int) -> int:
     the workload's locks, not just those a warm-up saw (which are the popular ones). A
     random order over the whole lock space gives the seen locks their share of the slots
     (their c_i against one slot for each lock never seen); the rest would go to locks that
-    carry next to no requests, so they are left out of the plan.
+    carry next to no requests, so they are left out of the plan. The lock space is the
+    workload's, a replayed trace's included (its largest lock id + 1).
     """
     group = config.policy.coarse_group
-    space = -(-workload_from_config(config).n_locks // group)
+    space = -(-make_workload(config).n_locks // group)
     seen = len(np.unique(stats.lock_id))
     if space <= seen:
         return slots

@@ -10,15 +10,8 @@ from __future__ import annotations
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from sim.core.allocation import CoarseWorkload
-from sim.workloads import WorkloadGenerator, workload_from_config
-from sim.workloads.replay import TraceWorkload
-
-
-def make_workload(config: Config) -> WorkloadGenerator:
-    """The workload ``workload.kind`` names: a generator, or a recorded trace replayed."""
-    if config.workload.kind == "trace":
-        return TraceWorkload.from_file(config.workload.trace, config.workload.clients)
-    return workload_from_config(config)
+from sim.workloads import WorkloadGenerator
+from sim.workloads.factory import make_workload
 
 
 def client_workload(config: Config) -> WorkloadGenerator:

@@ -11,6 +11,9 @@ tables it recorded (:mod:`sim.core.metrics`) and its counters.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -46,22 +49,58 @@ class SimResult:
         return self.summary
 
     def write(self, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
-        """Write ``summary.json``, ``config.json`` and the tables (Parquet or CSV)."""
+        """Write ``summary.json``, ``config.json`` and the tables (Parquet or CSV) as one
+        folder: into a temporary sibling, which then replaces ``out_dir`` (files there that
+        a run does not write are carried over). A kill leaves the earlier run whole (at
+        ``out_dir``, or at a hidden ``.NAME.old-*`` sibling if it came between the two
+        renames), never a mix of two runs."""
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+        try:
+            names = self._write_into(tmp, fmt)
+            if out.exists():
+                for old in out.iterdir():
+                    if old.name in RESULT_FILES or (tmp / old.name).exists():
+                        continue
+                    if old.is_dir():
+                        os.replace(old, tmp / old.name)
+                    else:
+                        os.link(old, tmp / old.name)
+                aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+                os.replace(out, aside / out.name)
+                os.replace(tmp, out)
+                shutil.rmtree(aside)
+            else:
+                os.replace(tmp, out)
+            atomic.sync_folder(out.parent)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp)
+        return [out / n for n in names]
+
+    def _write_into(self, out: Path, fmt: str) -> list[str]:
+        names = []
         for name, doc in (("summary.json", self.summary), ("config.json", self.config)):
-            atomic.write_text(out / name, json.dumps(doc, indent=2, default=_plain) + "\n")
-            written.append(out / name)
+            (out / name).write_text(json.dumps(doc, indent=2, default=_plain) + "\n")
+            names.append(name)
         for name, frame in (("requests", self.requests), ("txns", self.txns),
                             ("timeseries", self.timeseries)):
             path = out / f"{name}.{fmt}"
             if fmt == "csv":
-                atomic.write_with(path, lambda tmp, f=frame: f.to_csv(tmp, index=False))
+                frame.to_csv(path, index=False)
             else:
-                atomic.write_with(path, lambda tmp, f=frame: f.to_parquet(tmp, index=False))
-            written.append(path)
-        return written
+                frame.to_parquet(path, index=False)
+            names.append(path.name)
+        for name in names:
+            with open(out / name, "rb") as fh:
+                os.fsync(fh.fileno())
+        return names
+
+
+RESULT_FILES = frozenset({"summary.json", "config.json"} | {
+    f"{t}.{f}" for t in ("requests", "txns", "timeseries") for f in ("parquet", "csv")})
+"""What :meth:`SimResult.write` writes: files of an earlier run that are not carried over."""
 
 
 def _plain(value: Any) -> Any:

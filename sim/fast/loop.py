@@ -21,6 +21,7 @@ from sim.fast.state import (
     E_BURST,
     E_COMMIT,
     E_DEFER,
+    E_DRAIN,
     E_GRANT,
     E_NOTIFY,
     E_PUSH,
@@ -137,6 +138,8 @@ def run(r: RackArrays, until_us: float) -> int:
             clients.on_defer(r, a, now)
         elif kind == E_RESEND:
             clients.resend(r, a, now)
+        elif kind == E_DRAIN:
+            rack.server_drain(r, a, b, now)
         elif kind == E_SWEEP:
             rack.switch_expire(r, now)
             rack.servers_expire(r, now)

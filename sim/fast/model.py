@@ -23,6 +23,7 @@ import pandas as pd
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
+from netlock.lockserver import txburst
 from netlock.lockserver.hashmap import build_map
 from netlock.lockserver.layout import ensure_room, new_server_state
 from netlock.plan import Plan
@@ -67,6 +68,7 @@ from sim.fast.state import (
     I_ROOM_ROWS,
     I_SEED,
     I_SERVERS,
+    I_TX_BURST,
     K_FAULT,
     K_FREE,
     K_HANDBACKS,
@@ -93,6 +95,7 @@ from sim.fast.state import (
     P_THINK,
     P_TIMEOUT,
     P_TX,
+    P_TX_DRAIN,
     RackArrays,
     grown_pool,
     new_pool,
@@ -119,6 +122,8 @@ def max_locks(workload: WorkloadGenerator) -> int:
         return int(workload.locks_per_txn)
     if hasattr(workload, "ol_cnt_max"):
         return 8 + 11 * int(workload.ol_cnt_max)
+    if hasattr(workload, "max_locks_per_txn"):
+        return int(workload.max_locks_per_txn)
     offsets = workload._offsets
     return int(np.diff(offsets).max()) if len(offsets) > 1 else 1
 
@@ -393,6 +398,7 @@ def float_params(config: Config, spec: RunSpec) -> np.ndarray:
     pf[P_SWEEP] = config.lease.sweep_us
     pf[P_QUOTA_WINDOW] = sw.quota_window_us
     pf[P_SERVICE_US] = config.servers.packet_us
+    pf[P_TX_DRAIN] = config.servers.tx_drain_us
     pf[P_BURST] = BURST_US
     pf[P_TX] = cl.tx_us
     pf[P_RX] = cl.rx_us
@@ -419,8 +425,9 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
     pi[I_FAST] = int(instant and spec.gap_per_lock_us <= 0)
     pi[I_PART_RANGE] = int(partition.his is not None)
     pi[I_CORES] = servers.cores
-    pi[I_ROOM_HOPS] = 16 * per_request + 4096
-    pi[I_ROOM_REQUESTS] = 4 * per_request + 256
+    pi[I_TX_BURST] = servers.tx_burst
+    pi[I_ROOM_HOPS] = 16 * per_request + 4096 + 4 * servers.tx_burst
+    pi[I_ROOM_REQUESTS] = 4 * per_request + 256 + 2 * servers.tx_burst
     pi[I_ROOM_ROWS] = fclients.uses_per_event(n, longest)
     pi[I_ROOM_LOCKS] = per_request + 64
     pi[I_SEED] = config.sim.seed
@@ -458,6 +465,8 @@ def server_arrays(config: Config, partition: Partition,
                                     nodes=2 * int(pi[I_ROOM_REQUESTS]), recycle=True),
             "core_free": np.zeros((count, servers.cores)), "srv_f": np.zeros((count, 3)),
             "srv_packets": np.zeros(count, dtype=np.int64),
+            "tx": txburst.new_cores(count, servers.cores),
+            "tx_buf": np.zeros((count, servers.cores, servers.tx_burst, 2), dtype=np.int64),
             "part_his": np.asarray(partition.his or [0], dtype=np.int64),
             "part_owners": np.asarray(partition.owners or [0], dtype=np.int64)}
 

@@ -30,7 +30,7 @@ from netlock.dataplane.layout import (
     O_TXN,
     T_COUNT,
 )
-from netlock.lockserver import hashmap
+from netlock.lockserver import hashmap, txburst
 from netlock.lockserver import kernels as lockserver
 from netlock.lockserver.layout import A_KIND, A_REASON, A_TXN, FLAG_OVERFLOW
 from netlock.packets import ActionKind, DropReason
@@ -44,6 +44,7 @@ from sim.fast.state import (
     CI_PRIORITY,
     CI_TENANT,
     E_DEFER,
+    E_DRAIN,
     E_NOTIFY,
     E_PUSH,
     E_SERVER,
@@ -52,6 +53,7 @@ from sim.fast.state import (
     I_LEASE_MGR,
     I_PART_RANGE,
     I_SERVERS,
+    I_TX_BURST,
     IN_PENDING,
     IN_WAITING,
     K_SERVER_DROPS,
@@ -60,6 +62,7 @@ from sim.fast.state import (
     P_PASS_GAP,
     P_PASS_US,
     P_SERVICE_US,
+    P_TX_DRAIN,
     RELEASE,
     RI_CLIENT,
     RI_FOLLOW,
@@ -87,6 +90,7 @@ PUSH_BACK = int(ActionKind.PUSH_BACK)
 DUPLICATE = int(DropReason.DUPLICATE)
 RSS_MULTIPLIER = 0x9E3779B1
 COUNT_BITS = 32
+TX_GRANT, TX_PUSH = 0, 1
 
 acquire_kernel = inlined(kernels.acquire)
 process_kernel = inlined(lockserver.process)
@@ -310,10 +314,15 @@ def push_back(r: RackArrays, rid: int, now: float) -> None:
 
 # --- lock servers ------------------------------------------------------------------------------
 
+@fast_jit_inline
+def core_of(r: RackArrays, lock: int) -> int:
+    """The core RSS gives the packets of ``lock``."""
+    return ((lock * RSS_MULTIPLIER) >> 16) % r.pi[I_CORES]
+
+
 @fast_jit
-def _serve(r: RackArrays, s: int, lock: int, now: float) -> float:
-    """Queue one packet on its core; the delay until the core finishes it (us)."""
-    core = ((lock * RSS_MULTIPLIER) >> 16) % r.pi[I_CORES]
+def _serve(r: RackArrays, s: int, core: int, now: float) -> float:
+    """Queue one packet on core ``core``; the delay until the core finishes it (us)."""
     t = r.core_free[s, core]
     if t < now:
         t = now
@@ -325,8 +334,71 @@ def _serve(r: RackArrays, s: int, lock: int, now: float) -> float:
 
 
 @fast_jit
-def _server_actions(r: RackArrays, s: int, n: int, delay: float, now: float) -> None:
+def _deliver(r: RackArrays, s: int, kind: int, value: int, depart: float,
+             now: float) -> None:
+    """A server's packet leaves it at ``depart`` (us): a grant (request row ``value``) goes
+    to its client through the switch, a push-back (wire id ``value``) to the switch."""
+    if kind == TX_GRANT:
+        first = hop(r)
+        second = hop(r)
+        if first >= 0 and second >= 0:
+            receive(r, value, _link(r, s, SF_DOWN_LAST, depart + first) + second, now)
+        else:
+            free_request(r, value)
+    else:
+        at = _link(r, s, SF_DOWN_LAST, depart + reliable_hop(r))
+        heap.push(r.heap, at, E_PUSH, value, 0)
+
+
+@fast_jit
+def _flush(r: RackArrays, s: int, core: int, depart: float, now: float) -> None:
+    """Core ``core``'s TX burst leaves at ``depart``."""
+    n = int(r.tx[s, core, txburst.TX_COUNT])
+    txburst.close(r.tx, s, core)
+    for i in range(n):
+        _deliver(r, s, r.tx_buf[s, core, i, 0], r.tx_buf[s, core, i, 1], depart, now)
+
+
+@fast_jit
+def _send(r: RackArrays, s: int, core: int, kind: int, value: int, t: float,
+          now: float) -> None:
+    """Core ``core`` sends a packet when done with its cause at ``t`` (us): into its TX
+    burst (:mod:`netlock.lockserver.txburst`; ``core`` < 0: at once), as
+    :meth:`sim.managers.netlock_rack.servers.ServerNode.send`."""
+    if core < 0:
+        _deliver(r, s, kind, value, t, now)
+        return
+    tx = r.tx
+    if txburst.overdue(tx, s, core, t):
+        _flush(r, s, core, tx[s, core, txburst.TX_DUE], now)
+    k = int(tx[s, core, txburst.TX_COUNT])
+    r.tx_buf[s, core, k, 0] = kind
+    r.tx_buf[s, core, k, 1] = value
+    outcome = txburst.add(tx, s, core, t, r.pi[I_TX_BURST], r.pf[P_TX_DRAIN])
+    if outcome == txburst.FULL:
+        _flush(r, s, core, t, now)
+    elif outcome == txburst.OPENED:
+        heap.push(r.heap, tx[s, core, txburst.TX_DUE], E_DRAIN, s * r.pi[I_CORES] + core,
+                  int(tx[s, core, txburst.TX_SEQ]))
+
+
+@fast_jit
+def server_drain(r: RackArrays, sc: int, seq: int, now: float) -> None:
+    """A server core's drain timer fires for burst ``seq`` (``sc`` = server * cores +
+    core)."""
+    s = sc // r.pi[I_CORES]
+    core = sc % r.pi[I_CORES]
+    if txburst.drains(r.tx, s, core, seq):
+        _flush(r, s, core, r.tx[s, core, txburst.TX_DUE], now)
+
+
+@fast_jit
+def _server_actions(r: RackArrays, s: int, n: int, delay: float, now: float,
+                    core: int) -> None:
+    """Server ``s``'s ``n`` action rows, from the packet its core ``core`` is done with
+    ``delay`` us from now (``core`` < 0: its control logic, sent at once)."""
     act = r.srv.act
+    t = now + delay
     for row in range(n):
         kind = act[row, A_KIND]
         if kind == GRANT:
@@ -335,15 +407,9 @@ def _server_actions(r: RackArrays, s: int, n: int, delay: float, now: float) -> 
                 continue
             r.ri[g, RI_SOURCE] = SERVER
             r.cnt[K_SERVER_GRANTS] += 1
-            first = hop(r)
-            second = hop(r)
-            if first >= 0 and second >= 0:
-                receive(r, g, _link(r, s, SF_DOWN_LAST, now + delay + first) + second, now)
-            else:
-                free_request(r, g)
+            _send(r, s, core, TX_GRANT, g, t, now)
         elif kind == PUSH_BACK:
-            at = _link(r, s, SF_DOWN_LAST, now + delay + reliable_hop(r))
-            heap.push(r.heap, at, E_PUSH, act[row, A_TXN], 0)
+            _send(r, s, core, TX_PUSH, act[row, A_TXN], t, now)
         else:
             if act[row, A_REASON] == DUPLICATE:
                 g = take(r, act[row, A_TXN], IN_PENDING)
@@ -364,11 +430,12 @@ def server_request(r: RackArrays, h: int, flags: int, now: float) -> None:
     c = r.ri[h, RI_CLIENT]
     op = flags & 1
     s = owner(r, lock)
-    delay = _serve(r, s, lock, now)
+    core = core_of(r, lock)
+    delay = _serve(r, s, core, now)
     n = process_kernel(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_TXN], c,
                        r.ci[c, CI_TENANT], flags >> 2, 0,
                        FLAG_OVERFLOW * ((flags >> 1) & 1))
-    server_actions_inline(r, s, n, delay, now)
+    server_actions_inline(r, s, n, delay, now, core)
     if op == RELEASE:
         free_request(r, h)
 
@@ -382,10 +449,11 @@ request and its release each reach a server."""
 def server_notified(r: RackArrays, lock: int, word: int, now: float) -> None:
     """The switch says the queue of (lock, priority) drained: push back up to ``count``."""
     s = owner(r, lock)
-    delay = _serve(r, s, lock, now)
+    core = core_of(r, lock)
+    delay = _serve(r, s, core, now)
     n = lockserver.notified(r.srv, s, lock, word >> COUNT_BITS,
                             word & ((1 << COUNT_BITS) - 1))
-    _server_actions(r, s, n, delay, now)
+    _server_actions(r, s, n, delay, now, core)
 
 
 @fast_jit
@@ -393,4 +461,4 @@ def servers_expire(r: RackArrays, now: float) -> None:
     for s in range(r.pi[I_SERVERS]):
         n = lockserver.expire(r.srv, s, int(now), r.pi[I_LEASE_MGR])
         if n:
-            _server_actions(r, s, n, 0.0, now)
+            _server_actions(r, s, n, 0.0, now, -1)

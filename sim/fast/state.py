@@ -6,7 +6,9 @@ One :class:`RackArrays` (a named tuple of numpy arrays, passed whole to compiled
   array for the lowest lock ids, a hash map above), its pipeline's busy-until time and drop
   counters;
 - the lock servers: :class:`netlock.lockserver.layout.ServerState`, each server's cores
-  (busy-until times), links and counters, and the partition of lock ids over servers;
+  (busy-until times, TX bursts: :mod:`netlock.lockserver.txburst` rows in ``tx``, the
+  buffered packets in ``tx_buf[s, core, i]`` = (TX_GRANT, request row) or (TX_PUSH, wire
+  id)), links and counters, and the partition of lock ids over servers;
 - requests in flight (``ri``/``rf`` rows, a free-list pool): a request's id ``rid`` is
   ``generation * 2**RID_BITS + row``, unique in a run and mapped back to its row in O(1);
   a copy the network makes is a row of its own carrying the original's id on the wire
@@ -70,15 +72,17 @@ N_CNT = 17
 # parameters: pf[:] float64, pi[:] int64
 (P_HALF_RTT, P_PASS_US, P_PASS_GAP, P_THINK, P_LEASE_CLIENT, P_TIMEOUT, P_GAP_PER_LOCK,
  P_SWEEP, P_QUOTA_WINDOW, P_SERVICE_US, P_BURST, P_BACKOFF_SLOT, P_TX, P_RX) = range(14)
-N_PF = 14
+P_TX_DRAIN = 14  # a server core's TX drain period (us)
+N_PF = 15
 (I_LOSSY, I_FETCH_HOPS, I_EXTRA_HOPS, I_SERVERS, I_LEASE_MGR, I_INSTANT, I_FAST,
  I_PART_RANGE, I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS, I_SEED,
  I_BACKOFF_SLOTS, I_FAULTY) = range(16)
-N_PI = 16
+I_TX_BURST = 16  # packets in a server core's TX burst
+N_PI = 17
 
 # events
 (E_BURST, E_GRANT, E_BEGIN, E_TIMER, E_COMMIT, E_SERVER, E_NOTIFY, E_PUSH, E_DEFER,
- E_RESEND, E_SWEEP, E_QUOTA, E_RETRY) = range(13)
+ E_RESEND, E_SWEEP, E_QUOTA, E_RETRY, E_DRAIN) = range(14)
 
 SWITCH, SERVER = 0, 1
 
@@ -107,6 +111,8 @@ class RackArrays(NamedTuple):
     core_free: np.ndarray
     srv_f: np.ndarray
     srv_packets: np.ndarray
+    tx: np.ndarray
+    tx_buf: np.ndarray
     part_his: np.ndarray
     part_owners: np.ndarray
     ri: np.ndarray

@@ -41,6 +41,12 @@ class ClientLibraryManager:
     kind = ""
     sources = SOURCES
     entry_hops = 0
+    one_at_a_time = False
+    """Whether its clients take locks one at a time (:class:`sim.clients.Client`)."""
+    attempt_timeout_us = 100_000.0
+    """How long a one-at-a-time attempt waits for a lock before it is given up (us): the DSLR
+    authors' harness waits 100 ms for a queued lock (``lock_simulator.cc`` line 136) and has
+    no other client timeout."""
 
     def __init__(self, ctx: ManagerContext) -> None:
         cfg = ctx.config
@@ -83,6 +89,11 @@ class ClientLibraryManager:
         self.granted += 1
         now = self.env._now
         req.client.receive(req, now, now, lease_us)
+
+    def released(self, _old: Any, req: Req, *_: Any) -> None:
+        """A release's verb is back: the client learns now that it is done (a client that
+        takes locks one at a time sends its next release then)."""
+        req.client.on_released(req)
 
     def deny(self, req: Req) -> None:
         """The client library learns now that ``req`` failed (fail-and-retry designs)."""

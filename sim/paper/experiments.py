@@ -106,15 +106,20 @@ def run_figure(name: str, scale: str = "small", workers: int = 1,
     return result
 
 
+INDEX_TITLE = "# The NetLock paper's figures, reproduced"
+
+
 def write_index(out: Path) -> Path:
     """``out/README.md``: every figure whose JSON is in ``out``, in the paper's order, with
-    its PNG, the command that made it, its wall time, commit and checks."""
+    its PNG, the command that made it, its wall time, commit and checks. A README.md there
+    that this did not write (it does not start with the index's title) is left alone and
+    the index goes to ``FIGURES.md`` instead."""
     docs = []
     for name in names():
         path = out / f"{name}.json"
         if path.exists():
             docs.append(json.loads(path.read_text()))
-    lines = ["# The NetLock paper's figures, reproduced", "",
+    lines = [INDEX_TITLE, "",
              "Made by `netlock paper` (see the repository README); each figure's points are in",
              "its CSV and JSON beside the PNG. The checks are the qualitative outcomes the",
              "paper's text states for the figure, tested on these runs.", ""]
@@ -129,8 +134,15 @@ def write_index(out: Path) -> Path:
                   for c in doc["checks"]]
         lines.append("")
     path = out / "README.md"
+    if path.exists() and not _starts_with(path, INDEX_TITLE):
+        path = out / "FIGURES.md"
     atomic.write_text(path, "\n".join(lines))
     return path
+
+
+def _starts_with(path: Path, title: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(len(title.encode())) == title.encode()
 
 
 def write(result: FigureResult, out: Path) -> list[Path]:

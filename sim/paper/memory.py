@@ -15,6 +15,10 @@ SLOTS = "switch.slots"
 THINK = "workload.think_time_us"
 FLAT = 0.05
 """How much "does not grow" may move (relative to the smallest memory)."""
+NEAR_MAX = 0.95
+"""Throughput counted as the maximum (share of the best point's)."""
+SMALL_FRACTION = 0.1
+""""A small fraction of the switch memory": at most this share of the largest memory run."""
 
 
 def _fig13_checks(table: pd.DataFrame) -> list[Check]:
@@ -34,8 +38,19 @@ def _fig13_checks(table: pd.DataFrame) -> list[Check]:
               f"mean {k['latency_mean_us']:.1f} vs {r['latency_mean_us']:.1f} us, p99 "
               f"{k['latency_p99_us']:.1f} vs {r['latency_p99_us']:.1f} us, p99.9 "
               f"{k['latency_p999_us']:.1f} vs {r['latency_p999_us']:.1f} us"),
+        tail_check(k, r),
         safe_and_live(table),
     ]
+
+
+def tail_check(k: pd.Series, r: pd.Series) -> Check:
+    """Random's latency is worse than knapsack's, especially at the tail: its p99 ratio
+    over knapsack exceeds its mean ratio (section 6.4)."""
+    mean = r["latency_mean_us"] / k["latency_mean_us"]
+    tail = r["latency_p99_us"] / k["latency_p99_us"]
+    return Check("random's latency is worse, especially at the tail (p99 ratio > mean ratio "
+                 "> 1)", tail > mean > 1,
+                 f"random / knapsack: mean {mean:.2f}x, p99 {tail:.2f}x")
 
 
 def _fig13_plot(table: pd.DataFrame, cdf: pd.DataFrame) -> MplFigure:
@@ -86,8 +101,26 @@ def _fig14b_checks(table: pd.DataFrame) -> list[Check]:
               f"{k[0]:,.0f} -> {k[-1]:,.0f} requests/s"),
         Check("random: more memory does not improve throughput", spread <= FLAT,
               f"{min(r):,.0f}-{max(r):,.0f} requests/s ({spread:.1%})"),
+        saturation_check(table),
         safe_and_live(table),
     ]
+
+
+def saturation_check(table: pd.DataFrame) -> Check:
+    """Knapsack reaches its maximum throughput (within :data:`NEAR_MAX`) with a small
+    fraction of the switch memory (at most :data:`SMALL_FRACTION` of the largest memory run),
+    and memory matters (the smallest memory run is below that); the detail says at how many
+    slots."""
+    k = table[table[POLICY] == "knapsack"].sort_values(SLOTS)
+    best = k["throughput_rps"].max()
+    reached = int(k[k["throughput_rps"] >= NEAR_MAX * best][SLOTS].iloc[0])
+    most = int(k[SLOTS].max())
+    return Check(f"knapsack reaches its maximum within a small fraction of the switch memory "
+                 f"(<= {SMALL_FRACTION:.0%})",
+                 reached <= SMALL_FRACTION * most
+                 and k["throughput_rps"].iloc[0] < NEAR_MAX * best,
+                 f"{NEAR_MAX:.0%} of its best {best:,.0f} requests/s at {reached:,} of "
+                 f"{most:,} slots ({reached / most:.1%})")
 
 
 def _lines_vs_slots(table: pd.DataFrame, key: str, label, title: str) -> MplFigure:

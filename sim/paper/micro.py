@@ -13,6 +13,8 @@ from .figure import Check, Figure, falling, rising, safe_and_live, summary_table
 FLAT_LATENCY = 0.25
 """How much the median latency may move across offered loads for "not affected by the
 throughput" (relative to the lightest load)."""
+SATURATED = 0.8
+"""Share of a lock manager's capacity from which it counts as saturated (Figure 9)."""
 
 
 def _latency_vs_throughput(table: pd.DataFrame, title: str) -> MplFigure:
@@ -88,6 +90,9 @@ def _fig9_table(experiment, results) -> pd.DataFrame:
     t["manager"] = ["lock switch" if s > 0 else "lock server" for s in t["switch.slots"]]
     t["workload"] = [f"{'shared' if m == 'S' else 'exclusive'}, {n:,} locks" for m, n in
                      zip(t["workload.mode"], t["workload.locks"], strict=True)]
+    t["server_capacity_rps"] = [point.config.servers.capacity_rps
+                                for point in experiment.points]
+    t["switch_capacity_rps"] = [point.config.switch.rate_pps / 2 for point in experiment.points]
     return t
 
 
@@ -101,12 +106,27 @@ def _fig9_checks(table: pd.DataFrame) -> list[Check]:
                             f"core count", bool((ratios > 1).all()),
                             "switch / server: " + ", ".join(
                                 f"{c} cores {r:.1f}x" for c, r in ratios.items())))
+        checks.append(saturation_check(workload, switch, server))
         rps = server.sort_index()["throughput_rps"].tolist()
         checks.append(Check(f"{workload}: a lock server gains with cores",
                             rising(rps) and rps[-1] > 1.5 * rps[0],
                             f"{rps[0]:,.0f} -> {rps[-1]:,.0f} requests/s"))
     checks.append(safe_and_live(table))
     return checks
+
+
+def saturation_check(workload: str, switch: pd.DataFrame, server: pd.DataFrame) -> Check:
+    """Section 6.2: "the lock server easily gets saturated", the switch does not. Saturated:
+    the server completes at least :data:`SATURATED` of its capacity at every core count;
+    not saturated: the switch runs below :data:`SATURATED` of its packet rate (an acquire
+    and a release per request)."""
+    server_load = server["throughput_rps"] / server["server_capacity_rps"]
+    switch_load = switch["throughput_rps"] / switch["switch_capacity_rps"]
+    return Check(f"{workload}: the lock server is saturated, the switch is not",
+                 bool((server_load >= SATURATED).all() and (switch_load < SATURATED).all()),
+                 "server at " + ", ".join(f"{c} cores {u:.0%}" for c, u in
+                                          server_load.sort_index().items())
+                 + f" of capacity; switch at {switch_load.max():.2%} of its packet rate")
 
 
 def _fig9_plot(table: pd.DataFrame) -> MplFigure:

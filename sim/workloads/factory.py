@@ -7,14 +7,18 @@ from typing import Any
 from netlock.errors import ConfigError
 from sim.workloads.base import WorkloadGenerator
 from sim.workloads.micro import MicroWorkload
+from sim.workloads.replay import TraceWorkload
 from sim.workloads.sharing import SharingWorkload
 from sim.workloads.tpcc import TpccNewOrder
+from sim.workloads.tpcc_dslr import TpccDslr
 
 
 def workload_from_config(config: Any, machines: int | None = None) -> WorkloadGenerator:
     """The generator for ``config``: a whole config or just its ``workload`` section.
 
-    TPC-C places ``workload.warehouses`` warehouses on each client node. The node count is
+    TPC-C's ``workload.generator`` picks DSLR's generator (all clients share
+    ``workload.warehouses`` warehouses) or the sketch, which places ``workload.warehouses``
+    warehouses on each client node. The node count is
     ``clients.machines`` when a whole config is given, else ``machines``, else one node per
     client process (``workload.clients``). A ``trace`` workload has no generator (it is
     replayed from its file) and is a :class:`ConfigError` here. The sharing workload's nodes
@@ -29,6 +33,9 @@ def workload_from_config(config: Any, machines: int | None = None) -> WorkloadGe
             return MicroWorkload(locks=workload.locks, mode=workload.mode,
                                  shared_fraction=workload.shared_fraction, zipf=workload.zipf,
                                  locks_per_txn=workload.locks_per_txn)
+        if kind == "tpcc" and workload.generator in ("dslr", "dslr_uniform"):
+            return TpccDslr(warehouses=workload.warehouses,
+                            uniform_ids=workload.generator == "dslr_uniform")
         if kind == "tpcc":
             return TpccNewOrder(warehouses_per_node=workload.warehouses,
                                 nodes=machines or workload.clients,
@@ -44,3 +51,11 @@ def workload_from_config(config: Any, machines: int | None = None) -> WorkloadGe
         raise ConfigError(str(exc)) from None
     raise ConfigError(f"workload.kind: {kind!r} has no generator (micro, tpcc and sharing do; a "
                       f"trace is replayed from its file)")
+
+
+def make_workload(config: Any) -> WorkloadGenerator:
+    """The workload a whole config's ``workload.kind`` names: a generator, or the recorded
+    trace replayed (:class:`TraceWorkload`)."""
+    if config.workload.kind == "trace":
+        return TraceWorkload.from_file(config.workload.trace, config.workload.clients)
+    return workload_from_config(config)

@@ -1,6 +1,11 @@
 """TPC-C NewOrder lock sets: the NetLock authors' lock structure, with inserts locked as a
 two-phase-locking (2PL) engine locks them.
 
+A sketch (``workload.generator: sketch``): the authors' ``tpcc.py`` is an unused draft that
+cannot run (``i_ids = i_ids.append(...)``, undefined helpers); the traces their client
+replays come from DSLR's generator (:mod:`sim.workloads.tpcc_dslr`, ``generator: dslr``),
+which the paper's experiments use.
+
 What the authors' generator requests per NewOrder (netx-repo/NetLock,
 ``dpdk_code/client_code/tpcc.py``; its traces are loaded by ``include/new_order.h``), with
 ``ol_cnt`` uniform in ``ol_cnt_min..ol_cnt_max`` (TPC-C: 5..15):

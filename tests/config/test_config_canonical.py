@@ -80,19 +80,21 @@ def test_experiment_settings_match_the_paper():
     for cfg in (low, high, load_config(CONFIGS / "memory-vs-think-time.yaml")):
         assert cfg.workload.kind == "tpcc"
         assert (cfg.clients.machines, cfg.servers.count) == (10, 2)
-        assert (cfg.workload.ol_cnt_min, cfg.workload.ol_cnt_max) == (5, 15)
+        assert cfg.workload.generator == "dslr" and cfg.workload.clients == 40
 
 
 def test_policy_configs_use_the_features_they_show():
     """Section 6.3: five and five client machines, seven and three; two transaction
-    contexts per machine (configs/testbed/paper.yaml)."""
+    contexts per machine in the microbenchmark, four in TPC-C (console.py client_num)."""
     prio = load_config(CONFIGS / "tenants-priority.yaml")
     per_machine = prio.workload.clients // prio.clients.machines
     assert per_machine == 2
     assert prio.tenant_clients == (5 * per_machine, 5 * per_machine)
     assert sorted(t.priority for t in prio.tenants) == [0, 1]
     quota = load_config(CONFIGS / "tenants-quota.yaml")
-    assert quota.tenant_clients == (7 * per_machine, 3 * per_machine)
+    tpcc_per_machine = quota.workload.clients // quota.clients.machines
+    assert tpcc_per_machine == 4
+    assert quota.tenant_clients == (7 * tpcc_per_machine, 3 * tpcc_per_machine)
     assert all(t.quota_rps > 0 for t in quota.tenants)
     fail = load_config(CONFIGS / "switch-failure.yaml").failures
     assert fail.switch_fail_s < fail.switch_restart_s

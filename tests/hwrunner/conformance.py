@@ -48,16 +48,17 @@ def start_server(bfrt: dict, pipes: int = 4, program: str = "netlock") -> Any:
 
 @pytest.fixture
 def serve(sde_client: ModuleType, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """``serve(p4_16=False, sizes=SMALL, pipes=4, stats=False)`` starts a server; all stop at
-    the end of the test. The real client is what ``import bfrt_grpc.client`` finds."""
+    """``serve(p4_16=False, sizes=SMALL, pipes=4, stats=False, doc=None)`` starts a server
+    (of ``doc`` when given, else of the NetLock program so built); all stop at the end of the
+    test. The real client is what ``import bfrt_grpc.client`` finds."""
     package = sys.modules["bfrt_grpc"]
     monkeypatch.setitem(sys.modules, "bfrt_grpc", package)
     monkeypatch.setitem(sys.modules, "bfrt_grpc.client", sde_client)
     started = []
 
     def start(p4_16: bool = False, sizes: Sizes = SMALL, pipes: int = 4,
-              stats: bool = False) -> Any:
-        server = start_server(netlock_bfrt(p4_16, sizes, stats), pipes)
+              stats: bool = False, doc: dict | None = None) -> Any:
+        server = start_server(doc or netlock_bfrt(p4_16, sizes, stats), pipes)
         started.append(server)
         return server
 

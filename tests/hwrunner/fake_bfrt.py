@@ -269,6 +269,12 @@ class _BfRtInfo:
     def table_get(self, name: str) -> FakeTable:
         return self.device.table_get(name)
 
+    def table_name_list_get(self) -> list[str]:
+        return sorted(self.device.tables)
+
+    def p4_name_get(self) -> str:
+        return self.device.program
+
 
 @dataclass
 class ClientInterface:

@@ -20,7 +20,7 @@ from netlock.plan_io import save_plan
 from tests.hwrunner.flaky import Flaky, table_is
 from tests.hwrunner.plans import make_plan
 
-PUSH_KEYS = {"target", "operations", "verified", "migrated_locks", "wall_s"}
+PUSH_KEYS = {"target", "profile", "operations", "verified", "migrated_locks", "wall_s"}
 
 
 @pytest.fixture
@@ -160,8 +160,10 @@ def test_one_default_profile_counts_requests_and_a_program_without_counters_says
     assert doc["requests"] is None and doc["total_rps"] is None
     text = run("stats", "--state", plain, "--window-s", "1").stdout
     assert "None" not in text
-    assert "requests: not counted (profile netlock-public has no per-lock request counter; " \
-           "push with --profile netlock-stats)" in text
+    assert "requests: not counted (profile netlock-public: the program has no per-lock " \
+           "request counter, such as table lock_acq_counter_register (profile netlock-stats))" \
+        in text
+    assert doc["profile"] == "netlock-public" and doc["tenant_requests"] == {}
     out = tmp_path / "stats.csv"
     assert run("stats", "--state", plain, "--out", out).exit_code == 0
     frame = pd.read_csv(out)
@@ -239,3 +241,20 @@ def test_a_new_partition_needs_servers_idle(tmp_path):
     assert refused.exit_code == 2
     assert "moves locks 100..4294967295 from lock server 0 to 1" in refused.stderr
     assert run("push", c, "--state", state, "--servers-idle").exit_code == 0
+
+
+def test_an_emulated_bfrt_program_says_which_profile_it_matches(plans, tmp_path: Path):
+    """The emulator keeps its default profile; a --bfrt program without the counters is
+    refused in one line naming the missing table once and the shipped profile that fits."""
+    from tests.hwrunner.bfrt_program import SMALL, netlock_bfrt
+
+    bfrt = tmp_path / "public.json"
+    bfrt.write_text(json.dumps(netlock_bfrt(sizes=SMALL)))
+    refused = run("push", plans[0], "--bfrt", bfrt, "--dry-run")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == (f"netlock: error: {bfrt}: table 'lock_acq_counter_register': not "
+                              f"found (profile netlock-stats); the program matches the shipped "
+                              f"profile netlock-public (give --profile netlock-public)\n")
+    named = run("push", plans[0], "--bfrt", bfrt, "--profile", "netlock-public", "--dry-run",
+                "--json")
+    assert named.exit_code == 0 and one_json(named)["profile"] == "netlock-public"

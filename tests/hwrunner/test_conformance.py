@@ -276,14 +276,17 @@ def test_the_command_line_finds_the_client_under_sde_install(serve, sde_install,
     env = {**os.environ, "SDE_INSTALL": str(sde_install)}
     push = [str(Path(sys.executable).parent / "netlock"), "push", str(plan), "--target",
             target(server), "--json", "--journal", str(tmp_path / "j")]
-    default = subprocess.run(push, env=env, capture_output=True, text=True, timeout=120,
-                             cwd=tmp_path)
-    assert default.returncode == 2 and "use --profile netlock-public" in default.stderr, \
-        "the default profile counts requests; a program without counters is told which to use"
-    done = subprocess.run([*push, "--profile", "netlock-public"], env=env, capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+    done = subprocess.run(push, env=env, capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["verified"] is True
+    assert json.loads(done.stdout) | {"wall_s": 0} == {
+        "target": target(server), "profile": "netlock-public", "operations": 33,
+        "verified": True, "migrated_locks": 4, "wall_s": 0}
+    assert "profile netlock-public chosen: the program has all 17 tables" in done.stderr
+    again = subprocess.run([*push, "--profile", "netlock-public"], env=env,
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["operations"] == 0 and "chosen" not in again.stderr
 
 
 def test_the_command_line_on_an_unreachable_address(sde_client, monkeypatch, tmp_path):

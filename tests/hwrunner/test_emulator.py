@@ -130,6 +130,10 @@ def test_bad_state_files(tmp_path: Path, small_profile, switch):
     doc["registers"]["pipe.head_register"]["pipe.head_register"] = doc["registers"][
         "pipe.head_register"].pop("head_register.f1")
     path.write_text(json.dumps(doc))
+    with pytest.raises(TargetError, match="do not match its sha256 checksum"):
+        load_state(path, small_profile)
+    del doc["sha256"]
+    path.write_text(json.dumps(doc))
     with pytest.raises(TargetError, match="does not fit this program"):
         load_state(path, small_profile)
 

@@ -64,6 +64,21 @@ def test_trace_gen_json_and_tpcc_csv(tmp_path: Path) -> None:
     assert set(frame["mode"]) == {"S", "X"}
 
 
+def test_trace_gen_tpcc_dslr_generator(tmp_path: Path) -> None:
+    """``--generator dslr``: ids ``warehouse * 700000 + index + 1`` over the shared
+    warehouses, about 6.8 locks per transaction (tests/workloads/test_tpcc_dslr.py)."""
+    out = tmp_path / "dslr.csv"
+    result = run("trace", "gen", "tpcc", "--generator", "dslr", "--out", out, "--requests",
+                 "6000", "--set", "workload.warehouses=2", "--json")
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out)
+    assert set(frame["lock_id"] // 700_000) == {0, 1}
+    assert (frame["lock_id"] % 700_000).between(6, 620_021).all()
+    per_txn = frame.groupby("txn_id").size()
+    assert per_txn.mode()[0] == 9 and per_txn.isin([3, 4, 5, 6, 9]).mean() > 0.9
+    assert run("trace", "gen", "tpcc", "--generator", "nope", "--out", out).exit_code == 2
+
+
 def test_plain_output_plot_and_random_policy(zipf_trace: Path, tmp_path: Path) -> None:
     png = tmp_path / "plan.png"
     result = run("plan", zipf_trace, "--slots", "200", "--policy", "random", "--out",

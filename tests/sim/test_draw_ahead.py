@@ -74,12 +74,14 @@ def test_tpcc_clients_are_independent_unless_inserts_lock_fresh_rows():
 
 
 def run_tpcc(monkeypatch, ahead: bool):
-    """A short TPC-C run with batches of 16 transactions, so that every client and the hop
-    stream refill several times; ``ahead=False`` draws every batch on demand."""
+    """A short TPC-C run (the NewOrder sketch, whose ~91 locks a transaction refill the hop
+    stream often) with batches of 16 transactions, so that every client and the hop stream
+    refill several times; ``ahead=False`` draws every batch on demand."""
     monkeypatch.setattr(fmodel, "txn_batch", lambda longest: 16)
     if not ahead:
         monkeypatch.setattr(TpccNewOrder, "clients_independent", property(lambda self: False))
-    cfg = config("tpcc-low", sim__duration_s=0.02, sim__warmup_s=0.002)
+    cfg = config("tpcc-low", workload__generator="sketch", sim__duration_s=0.02,
+                 sim__warmup_s=0.002)
     model = build(cfg)
     model.advance(cfg.sim.end_s * 1e6)
     model.close(cfg.sim.end_s * 1e6)

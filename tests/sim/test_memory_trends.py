@@ -1,11 +1,12 @@
 """The trends section 6.4 states for switch memory, think time and allocation policy, on
-its setting (TPC-C, ten warehouses per node, ten client machines, two lock servers)."""
+its setting (DSLR's TPC-C, ten shared warehouses, ten client machines, two lock servers)."""
 
 from __future__ import annotations
 
 import pytest
 
 from sim.fast.simulate import simulate_fast
+from sim.paper.memory import FLAT
 from tests.sim.helpers import config
 
 SHORT = dict(sim__duration_s=0.015, sim__warmup_s=0.002)
@@ -27,7 +28,9 @@ def test_throughput_grows_with_slots_under_knapsack_and_not_under_random(points)
     knapsack = points[100_000, "knapsack"]["tps"] / points[0, "knapsack"]["tps"]
     random = points[100_000, "random"]["tps"] / points[0, "random"]["tps"]
     assert knapsack > 1.10
-    assert random == pytest.approx(1.0, abs=0.03)
+    # "Does not grow" as Figure 14b's check reads it (FLAT, 5 %); on DSLR's TPC-C, 15 ms:
+    # measured 1.044x (it was within 3 % on the NewOrder sketch).
+    assert random == pytest.approx(1.0, abs=FLAT)
     for summary in points.values():
         assert summary["violations"] == 0 and summary["stalled"] == 0
 

@@ -129,9 +129,45 @@ def test_fig14b_checks_fail_when_random_grows_or_knapsack_is_flat():
                 for s, v in zip((0, 1000, 100000), values, strict=True)]
         return pd.DataFrame(rows)
 
-    assert all(held("fig14b", frame([10, 14, 15], [10, 10, 10.1])))
+    assert all(held("fig14b", frame([10, 15, 15.2], [10, 10, 10.1])))
     assert held("fig14b", frame([10, 10, 10.2], [10, 10, 10.1]))[0] is False
-    assert held("fig14b", frame([10, 14, 15], [10, 12, 14]))[1] is False
+    assert held("fig14b", frame([10, 15, 15.2], [10, 12, 14]))[1] is False
+    # Knapsack only reaches its maximum with the whole memory, not a small fraction of it.
+    saturating = figure("fig14b").checks(frame([10, 12, 15], [10, 10, 10.1]))[2]
+    assert saturating.holds is False and "100,000 of 100,000 slots" in saturating.detail
+    # Flat: memory does not matter, so there is no maximum to reach.
+    assert held("fig14b", frame([15, 15, 15.1], [10, 10, 10.1]))[2] is False
+
+
+def test_fig13_tail_check_fails_when_random_is_worse_on_average_than_at_the_tail():
+    def frame(random_p99):
+        return pd.DataFrame([
+            {"policy.allocation": "knapsack", "switch_rps": 9.0, "throughput_rps": 10.0,
+             "latency_mean_us": 10.0, "latency_p99_us": 20.0, "latency_p999_us": 30.0,
+             "violations": 0, "stalled": 0},
+            {"policy.allocation": "random", "switch_rps": 1.0, "throughput_rps": 5.0,
+             "latency_mean_us": 20.0, "latency_p99_us": random_p99, "latency_p999_us": 90.0,
+             "violations": 0, "stalled": 0}])
+
+    assert all(held("fig13", frame(80.0)))
+    tail = figure("fig13").checks(frame(30.0))[3]
+    assert tail.holds is False and "mean 2.00x, p99 1.50x" in tail.detail
+
+
+def test_fig9_saturation_check_fails_when_the_server_has_headroom():
+    from sim.paper.micro import _fig9_checks
+
+    def frame(server_rps):
+        return pd.DataFrame([
+            {"workload": "exclusive, 10,000 locks", "servers.cores": c,
+             "manager": manager, "throughput_rps": rps, "server_capacity_rps": 2.25e6 * c,
+             "switch_capacity_rps": 2e9, "violations": 0, "stalled": 0}
+            for c in (1, 8)
+            for manager, rps in (("lock switch", 50e6), ("lock server", server_rps * c))])
+
+    assert all(c.holds for c in _fig9_checks(frame(2.2e6)))
+    unsaturated = _fig9_checks(frame(1.0e6))[1]
+    assert unsaturated.holds is False and "1 cores 44%" in unsaturated.detail
 
 
 def test_fig12a_checks_fail_without_a_priority_effect():
@@ -183,7 +219,19 @@ def test_fig10_checks_compare_netlock_with_every_peer():
     assert all(c.holds for c in _checks(prepared(frame(400.0))))
     beaten = [c for c in _checks(prepared(frame(320.0))) if not c.holds]
     assert [c.claim.split(":")[1].strip() for c in beaten] == [
-        "NetLock's transaction throughput beats DSLR, DrTM, NetChain"] * 2
+        "NetLock's transaction throughput beats DSLR, DrTM, NetChain",
+        "NetLock improves throughput and tail latency over each system (ratios > 1)"] * 2
+    ratios = next(c for c in beaten if "ratios" in c.claim)
+    assert "DrTM: throughput 0.91x, p99 1.12x" in ratios.detail
+
+
+def test_fig10_ratio_check_fails_when_a_peer_has_the_shorter_tail():
+    from sim.paper.comparison import ratio_check
+
+    t = pd.DataFrame({"tps": [400.0, 300.0], "txn_latency_p99_us": [80.0, 60.0]},
+                     index=["netlock", "dslr"])
+    check = ratio_check("low", t, ["dslr"])
+    assert check.holds is False and check.detail == "DSLR: throughput 1.33x, p99 0.75x"
 
 
 def test_the_committed_full_scale_figures_are_complete_and_traceable():

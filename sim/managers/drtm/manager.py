@@ -14,6 +14,12 @@ DrTM lays it out (``drtm_lock_client.cc``: bit 63, 8 owner bits, 55 bits of end 
 - a failure aborts the attempt: the client releases what it holds and retries after a
   randomised exponential back-off (:mod:`sim.managers.backoff`). There is no queue, so a
   writer can starve while readers keep renewing the lease.
+
+Its clients take locks one at a time, as the DSLR authors' harness drives DrTM
+(``src/new_proto4/lock_simulator.cc`` ``LockSimulator::run``: each lock awaited before the
+next, lines 98-200; a FAILURE from ``drtm_lock_client.cc`` reverts the held locks one by one
+and backs off, lines 156-162; unlocks in reverse, each awaited, skipping DrTM's shared locks,
+lines 249-254).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ class DrtmManager(ClientLibraryManager):
     """DrTM's lock words on the lock servers, driven from the clients' library."""
 
     kind = "drtm"
+    one_at_a_time = True
 
     def __init__(self, ctx: ManagerContext) -> None:
         super().__init__(ctx)
@@ -82,13 +89,11 @@ class DrtmManager(ClientLibraryManager):
 
     def release(self, req: Req) -> None:
         if req.mode == SHARED:
+            req.client.on_released(req)
             return
-        self.verb(req, CAS, self._apply, _released, (1, req.client.cid + 1, 0.0), FREE)
+        self.verb(req, CAS, self._apply, self.released, (1, req.client.cid + 1, 0.0), FREE)
 
     def stats(self) -> dict[str, Any]:
         return {**super().stats(), "recas": self.recas,
                 "shared_without_write": self.shared_without_write}
 
-
-def _released(old: tuple, req: Req, expected: tuple, new: tuple) -> None:
-    """The release's CAS is back: nothing left to do."""

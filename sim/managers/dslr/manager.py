@@ -19,6 +19,12 @@ exclusive and shared *maxima* (tickets handed out).
   ``lease_us`` per request ahead of it CASes the counters past its own ticket (a holder
   that died, or a deadlock) and fails; its transaction is retried. Grants therefore carry a
   lease of 2 x ``lease_us``: a live holder stops using the lock before anyone may reset it.
+
+Its clients take locks one at a time, as the DSLR authors' harness does
+(``src/new_proto4/lock_simulator.cc`` ``LockSimulator::run``, lines 98-200: ``Lock`` of
+request i, wait for its future, then i + 1; lines 249-283: ``Unlock`` from the last down,
+each awaited; a failure reverts the held locks the same way, ``RevertLocks`` lines 304-327,
+then backs off and restarts at the first lock).
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ class DslrManager(ClientLibraryManager):
     change only by the rules of :mod:`sim.managers.dslr.word`."""
 
     kind = "dslr"
+
+    one_at_a_time = True
 
     def __init__(self, ctx: ManagerContext) -> None:
         super().__init__(ctx)
@@ -145,7 +153,8 @@ class DslrManager(ClientLibraryManager):
 
     def release(self, req: Req) -> None:
         self.tickets.pop(req.rid, None)
-        self.verb(req, FAA, self._faa, _ignore, w.counter_field(req.mode == EXCLUSIVE), 1)
+        self.verb(req, FAA, self._faa, self.released, w.counter_field(req.mode == EXCLUSIVE),
+                  1)
 
     def _try_reset(self, old: w.Word, req: Req, *_: Any) -> None:
         """The last ticket's client, from the moment it drew it and whatever becomes of
@@ -175,7 +184,3 @@ class DslrManager(ClientLibraryManager):
     def stats(self) -> dict[str, Any]:
         return {**super().stats(), "polls": self.polls, "overflows": self.overflows,
                 "resets": self.resets, "recoveries": self.recoveries}
-
-
-def _ignore(*_: Any) -> None:
-    """A completion nothing waits for."""

@@ -53,8 +53,10 @@ class NetLockManager:
         self.lease_us = round(config.lease.us)
         self.switch = self.new_switch()
         self.install_plan(self.switch)
-        self.servers = [ServerNode(self, s, config.servers.cores, config.servers.packet_us)
-                        for s in range(config.servers.count)]
+        srv = config.servers
+        self.servers = [ServerNode(self, s, srv.cores, srv.packet_us, srv.tx_burst,
+                                   srv.tx_drain_us)
+                        for s in range(srv.count)]
         self.owner_of = list(range(config.servers.count))
         self.pending = ByRid()
         """Acquires forwarded to lock servers, until granted or pushed back."""
@@ -156,8 +158,11 @@ class NetLockManager:
 
     # --- packets out of the servers ----------------------------------------------------------
 
-    def server_actions(self, server: ServerNode, actions: list[Action], delay: float) -> None:
-        now = self.env._now
+    def server_actions(self, server: ServerNode, actions: list[Action], delay: float,
+                       core: int = -1) -> None:
+        """A server's ``actions``, from the packet its core ``core`` is done with ``delay``
+        us from now (``core`` < 0: its control logic, sent at once)."""
+        t = self.env._now + delay
         for action in actions:
             kind = action.kind
             if kind == ActionKind.GRANT:
@@ -166,17 +171,27 @@ class NetLockManager:
                     continue
                 req.source = SERVER
                 self.server_grants += 1
-                first, second = self.network.hop(), self.network.hop()
-                if first >= 0 and second >= 0:
-                    req.client.receive(req, server.down.arrival(now + delay + first) + second,
-                                       now)
+                server.send(core, req, t)
             elif kind == ActionKind.PUSH_BACK:
-                arrival = server.down.arrival(now + delay + self.network.reliable_hop())
-                self.engine.call_at(arrival, self.push_back, action.request)
+                server.send(core, action.request, t)
             else:
                 if action.reason == DropReason.DUPLICATE:
                     self.pending.take(action.request.txn_id)
                 self.server_drops += 1
+
+    def server_send(self, server: ServerNode, packet: Req | LockRequest,
+                    depart: float) -> None:
+        """A server's packet leaves it at ``depart`` (us): a grant (the granted request)
+        goes to its client through the switch, a push-back (the wire request) to the
+        switch."""
+        now = self.env._now
+        if isinstance(packet, LockRequest):
+            arrival = server.down.arrival(depart + self.network.reliable_hop())
+            self.engine.call_at(arrival, self.push_back, packet)
+            return
+        first, second = self.network.hop(), self.network.hop()
+        if first >= 0 and second >= 0:
+            packet.client.receive(packet, server.down.arrival(depart + first) + second, now)
 
     def push_back(self, lreq: LockRequest) -> None:
         """A request a server sends back reaches the switch: a push-back from its overflow

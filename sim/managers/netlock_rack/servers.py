@@ -9,6 +9,11 @@ one lock's packets are handled in arrival order. Each packet
 busy-until time, not a simpy resource: the lock server's state changes when the packet
 arrives (per-lock order is what matters) and its answers leave when the core is done.
 
+Every grant and push-back a core sends waits in the core's TX buffer until its burst fills
+or the core's drain timer fires (``servers.tx_burst``, ``servers.tx_drain_us``; the rule is
+:mod:`netlock.lockserver.txburst`); what the server's control logic sends (lease sweep, grace
+end, a lock mapped) leaves at once.
+
 After adopting locks someone else granted (a failed server's partition, or a failed
 switch's locks), the server waits one lease before granting them but keeps serving its own:
 the rule is :class:`netlock.failover.Grace` (:meth:`ServerNode.adopt`,
@@ -17,10 +22,10 @@ the rule is :class:`netlock.failover.Grace` (:meth:`ServerNode.adopt`,
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from netlock.failover import Grace
-from netlock.lockserver import LockServer
+from netlock.lockserver import LockServer, txburst
 from netlock.packets import Action, LockRequest
 from sim.core.allocation import Partition
 from sim.engine import Engine
@@ -37,14 +42,16 @@ class ServerHost(Protocol):
     partition: Partition
 
     def server_actions(self, server: ServerNode, actions: list[Action],
-                       delay: float) -> None: ...
+                       delay: float, core: int = -1) -> None: ...
+
+    def server_send(self, server: ServerNode, packet: Any, depart: float) -> None: ...
 
 
 class ServerNode:
     """One lock server: its NetLock state and its cores' busy-until times (us)."""
 
     def __init__(self, manager: ServerHost, index: int, cores: int,
-                 packet_us: float) -> None:
+                 packet_us: float, tx_burst: int = 1, tx_drain_us: float = 0.0) -> None:
         self.m = manager
         self.env = manager.engine.env
         self.index = index
@@ -58,11 +65,19 @@ class ServerNode:
         self.packets = 0
         self.busy_us = 0.0
         self.grace = Grace(manager.partition.owner)
+        self.tx_burst = tx_burst
+        self.tx_drain_us = tx_drain_us
+        self.tx = txburst.new_cores(1, cores)
+        self.tx_buffer: list[list[Any]] = [[] for _ in range(cores)]
+
+    def core_of(self, lock_id: int) -> int:
+        """The core RSS gives the packets of ``lock_id``."""
+        return ((lock_id * RSS_MULTIPLIER) >> 16) % self.cores
 
     def _serve(self, lock_id: int) -> float:
         """Queue one packet on its core; the delay until the core finishes it (us)."""
         now = self.env._now
-        core = ((lock_id * RSS_MULTIPLIER) >> 16) % self.cores
+        core = self.core_of(lock_id)
         t = self.core_free[core]
         if t < now:
             t = now
@@ -79,7 +94,8 @@ class ServerNode:
         delay = self._serve(lreq.lock_id)
         if self.grace.hold(lreq):
             return
-        self.m.server_actions(self, self.state.process(lreq, int(self.env._now)), delay)
+        self.m.server_actions(self, self.state.process(lreq, int(self.env._now)), delay,
+                              self.core_of(lreq.lock_id))
 
     def adopt(self, parts: set[int], until_us: float) -> None:
         """Grant none of the adopted partitions ``parts`` before ``until_us``."""
@@ -102,14 +118,43 @@ class ServerNode:
         if not self.alive:
             return
         delay = self._serve(lock_id)
-        self.m.server_actions(self, self.state.notified(lock_id, priority, count), delay)
+        self.m.server_actions(self, self.state.notified(lock_id, priority, count), delay,
+                              self.core_of(lock_id))
 
-    def control(self, actions: list[Action]) -> None:
-        """Send actions the server's control logic produced (lease sweep, grace end) now."""
-        if self.alive and actions:
-            self.m.server_actions(self, actions, 0.0)
+    def send(self, core: int, packet: Any, t: float) -> None:
+        """Core ``core`` sends ``packet`` when done with its cause at ``t`` (us): into its TX
+        burst, which leaves by :mod:`netlock.lockserver.txburst`'s rule (``core`` < 0:
+        at once)."""
+        if core < 0:
+            self.m.server_send(self, packet, t)
+            return
+        tx = self.tx
+        if txburst.overdue(tx, 0, core, t):
+            self._flush(core, float(tx[0, core, txburst.TX_DUE]))
+        self.tx_buffer[core].append(packet)
+        outcome = txburst.add(tx, 0, core, t, self.tx_burst, self.tx_drain_us)
+        if outcome == txburst.FULL:
+            self._flush(core, t)
+        elif outcome == txburst.OPENED:
+            self.m.engine.call_at(float(tx[0, core, txburst.TX_DUE]), self.drain, core,
+                                  int(tx[0, core, txburst.TX_SEQ]))
+
+    def drain(self, core: int, seq: int) -> None:
+        """Core ``core``'s drain timer fires for burst ``seq``."""
+        if txburst.drains(self.tx, 0, core, seq):
+            self._flush(core, float(self.tx[0, core, txburst.TX_DUE]))
+
+    def _flush(self, core: int, depart: float) -> None:
+        packets = self.tx_buffer[core]
+        self.tx_buffer[core] = []
+        txburst.close(self.tx, 0, core)
+        for packet in packets:
+            self.m.server_send(self, packet, depart)
 
     def fail(self) -> None:
         self.alive = False
+        for core in range(self.cores):
+            self.tx_buffer[core] = []
+            txburst.close(self.tx, 0, core)
         self.state.fail()
         self.grace.clear()
