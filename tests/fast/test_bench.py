@@ -40,7 +40,11 @@ def _named(results, start):
     return found
 
 
-def test_targets_met_and_engines_agree(rates, monkeypatch):
+def test_the_table_turns_measured_rates_into_speedups_and_met_targets(rates, monkeypatch):
+    """With the rates and the agreement check stubbed (no timing in unit tests), the table
+    reports each rate, its speedup over its baseline and the native loop's share, and marks
+    the targets met; whether the engines agree is tested by tests/fast/test_differential.py
+    and the next tests."""
     monkeypatch.setattr(bench, "check_agreement", lambda: (0.0, []))
     results = bench.run(quick=True)
     assert all(r.ok for r in results)
@@ -51,6 +55,15 @@ def test_targets_met_and_engines_agree(rates, monkeypatch):
     assert _named(results, "native C loop").value == pytest.approx(1.8e7)
     assert _named(results, "fast engine: setup").value == 0.5
     assert _named(results, "fast engine vs simpy").speedup == pytest.approx(35.0)
+
+
+def test_disagreement_is_the_largest_relative_difference_of_the_compared_figures():
+    slow = {"throughput_rps": 100.0, "switch_share": 0.5, "latency_us": {"p50": 10.0, "p99": 40.0}}
+    assert bench.disagreement(slow, slow) == 0.0
+    for key, value, diff in (("throughput_rps", 97.0, 0.03), ("switch_share", 0.45, 0.1)):
+        assert bench.disagreement({**slow, key: value}, slow) == pytest.approx(diff)
+    p99 = {**slow, "latency_us": {"p50": 10.0, "p99": 50.0}}
+    assert bench.disagreement(p99, slow) == pytest.approx(0.2)
 
 
 def test_without_a_compiler_the_native_loop_is_skipped(rates, monkeypatch):

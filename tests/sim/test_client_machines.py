@@ -34,6 +34,11 @@ def test_deadlocks_resolve_by_the_attempt_timeout():
     assert summary["retries"] > 0
     assert summary["tps"] > 0
     assert summary["violations"] == 0 and summary["stalled"] == 0
+    locks, clients = 2, 40
+    assert summary["retries"] % locks == 0, "a retry is counted per lock of an attempt given up"
+    most_give_ups = cfg.sim.end_s * 1e6 / cfg.clients.timeout_us + 1
+    assert summary["retries"] <= clients * locks * most_give_ups, (
+        "a context gives up at most once per attempt timeout")
 
 
 def test_a_lease_shorter_than_a_live_hold_is_refused():

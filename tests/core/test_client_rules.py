@@ -1,0 +1,80 @@
+"""The client's transaction rules (:mod:`netlock.client`) on their own, compiled or not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from netlock.client import (
+    HAND_BACK,
+    IGNORE,
+    NOT_HELD,
+    USE,
+    attempt_timeout_us,
+    backoff_slots,
+    grant_verdict,
+    longest_hold_us,
+)
+
+
+def test_an_attempt_of_several_locks_times_out_after_the_timeout_or_two_think_times():
+    assert attempt_timeout_us(2, 400.0, 10.0, 2000.0) == 400.0
+    assert attempt_timeout_us(5, 400.0, 300.0, 2000.0) == 600.0
+
+
+def test_a_one_lock_attempt_waits_a_lease():
+    assert attempt_timeout_us(1, 400.0, 300.0, 2000.0) == 2000.0
+
+
+def test_the_longest_hold_is_the_attempt_timeout_then_the_read_and_the_think_time():
+    assert longest_hold_us(3, 400.0, 10.0, 5.0) == 400.0 + 5.0 + 10.0
+    assert longest_hold_us(1, 400.0, 10.0, 5.0) == 0.0 + 5.0 + 10.0
+
+
+@given(st.integers(0, 2**40), st.integers(0, 10_000), st.integers(0, 10_000),
+       st.integers(1, 64))
+def test_a_backoff_is_a_whole_number_of_slots_below_the_count(seed, client, abort, slots):
+    drawn = backoff_slots(seed, client, abort, slots)
+    assert 0 <= drawn < slots
+    assert drawn == backoff_slots(seed, client, abort, slots), "the same draw in both engines"
+
+
+@pytest.mark.parametrize("slots", [2, 10])
+def test_backoffs_are_uniform_over_the_slots(slots):
+    """Over many retries every slot is drawn about equally often (a chi-square test at a
+    one-in-a-million false-alarm rate), so a back-off stuck at 0 slots, or at any one value,
+    fails; so do draws that ignore the client or the retry."""
+    n = 20_000
+    by_abort = np.bincount([backoff_slots(7, 3, a, slots) for a in range(n)], minlength=slots)
+    by_client = np.bincount([backoff_slots(7, c, 1, slots) for c in range(n)], minlength=slots)
+    for counts in (by_abort, by_client):
+        expected = n / slots
+        chi2 = float(((counts - expected) ** 2 / expected).sum())
+        assert chi2 < 30 + 3 * slots, counts
+    mean = float(np.dot(np.arange(slots), by_abort) / n)
+    assert mean == pytest.approx((slots - 1) / 2, abs=0.05 * slots)
+
+
+def test_contexts_draw_different_backoffs():
+    draws = {tuple(backoff_slots(1, client, a, 10) for a in range(8)) for client in range(50)}
+    assert len(draws) == 50
+
+
+@pytest.mark.parametrize("waiting, held_slot, slot, verdict", [
+    (True, NOT_HELD, 5, USE),
+    (True, NOT_HELD, -1, USE),
+    (False, NOT_HELD, 5, HAND_BACK),
+    (True, 5, 5, IGNORE),
+    (False, 5, 5, IGNORE),
+    (True, -1, -1, IGNORE),
+    (True, 5, 6, HAND_BACK),
+    (True, -1, 6, HAND_BACK),
+    (False, 5, 6, HAND_BACK),
+])
+def test_grant_verdicts(waiting, held_slot, slot, verdict):
+    """A grant for the request a waiting context lacks is used; a copy of a grant it holds
+    (same slot) is ignored; a grant under another slot (a duplicated acquire) or for an
+    attempt given up is handed back."""
+    assert grant_verdict(waiting, held_slot, slot) == verdict
