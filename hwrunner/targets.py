@@ -19,6 +19,7 @@ from hwrunner.profile import DEFAULT_PROFILE, PROFILE_DIR, SwitchProfile, load_p
 from hwrunner.push import PushOptions, PushResult, push
 from hwrunner.schema import load_schema
 from hwrunner.servers import LockServers
+from hwrunner.statelock import writers
 from hwrunner.validate import validate_profile
 from netlock.errors import TargetError
 from netlock.geometry import RegisterArray, SwitchGeometry
@@ -116,11 +117,12 @@ def push_plan(plan: Plan, target: str = EMULATOR, *, state: Path | None = None,
     What ``netlock push PLAN`` does, for library users (the demo, notebooks).
     """
     prof = load_profile(profile)
-    driver = open_target(target, prof, state=state, bfrt=bfrt, geometry=plan.geometry)
-    try:
-        return push(driver, prof, plan, servers=servers, options=options,
-                    journal_path=default_journal(target, state),
-                    checkpoint=checkpointer(driver, state))
-    finally:
-        save_target(driver, state)
-        driver.close()
+    journal = default_journal(target, state)
+    with writers([state, journal]):
+        driver = open_target(target, prof, state=state, bfrt=bfrt, geometry=plan.geometry)
+        try:
+            return push(driver, prof, plan, servers=servers, options=options,
+                        journal_path=journal, checkpoint=checkpointer(driver, state))
+        finally:
+            save_target(driver, state)
+            driver.close()
