@@ -67,7 +67,8 @@ def exclusive(path: Path, command: str, wait: bool = False) -> Iterator[None]:
 
 def command_line() -> str:
     """This process's command, for the holder line (``netlock push plan.yaml ...``)."""
-    return " ".join(["netlock", *sys.argv[1:]])[:200]
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    return " ".join([program, *sys.argv[1:]])[:200]
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ from hwrunner.profile_choice import check_profile
 from hwrunner.push import PushOptions, PushResult, push
 from hwrunner.schema import load_schema
 from hwrunner.servers import LockServers
+from hwrunner.statelock import writers
 from netlock.errors import TargetError
 from netlock.geometry import RegisterArray, SwitchGeometry
 from netlock.plan import Plan
@@ -131,12 +132,13 @@ def push_plan(plan: Plan, target: str = EMULATOR, *, state: Path | None = None,
     What ``netlock push PLAN`` does, for library users (the demo, notebooks); the profile
     defaults as the command line's does.
     """
-    driver = open_target(target, requested_profile(profile, state, target), state=state,
-                         bfrt=bfrt, geometry=plan.geometry)
-    try:
-        return push(driver, driver.profile, plan, servers=servers, options=options,
-                    journal_path=default_journal(target, state),
-                    checkpoint=checkpointer(driver, state))
-    finally:
-        save_target(driver, state)
-        driver.close()
+    journal = default_journal(target, state)
+    with writers([state, journal]):
+        driver = open_target(target, requested_profile(profile, state, target), state=state,
+                             bfrt=bfrt, geometry=plan.geometry)
+        try:
+            return push(driver, driver.profile, plan, servers=servers, options=options,
+                        journal_path=journal, checkpoint=checkpointer(driver, state))
+        finally:
+            save_target(driver, state)
+            driver.close()

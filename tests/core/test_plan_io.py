@@ -43,7 +43,7 @@ def test_round_trip(tmp_path: Path, n_locks: int):
     plan = make_plan(n_locks)
     path = tmp_path / "plan.yaml"
     save_plan(plan, path)
-    side = tmp_path / "plan.entries.parquet"
+    side = tmp_path / "plan.yaml.entries.parquet"
     assert side.exists() == (n_locks > INLINE_ROWS)
     assert load_plan(path) == plan
 

@@ -202,7 +202,7 @@ def test_tenants_priorities_and_large_plan_side_file(tmp_path: Path) -> None:
     result = run("plan", trace, "--priorities", "2", "--out", out, "--json")
     assert result.exit_code == 0, result.output
     plan = load_plan(out)
-    assert (tmp_path / "p.entries.parquet").exists() and len(plan.entries) > 1000
+    assert (tmp_path / "p.yaml.entries.parquet").exists() and len(plan.entries) > 1000
     assert set(plan.entries.priority.tolist()) == {0, 1}
     assert plan.problem() is None
 
