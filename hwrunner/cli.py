@@ -206,8 +206,10 @@ def stats_command(
 ) -> None:
     """Read per-lock request counters and queue occupancy back from a switch.
 
-    The per-lock table is the planner's input: r_i = requests / window, c_i = the peak
-    queue occupancy (switch queue plus requests buffered at the server).
+    The per-lock table holds the numbers the planner weighs locks by: r_i = requests /
+    window, c_i = the peak queue occupancy (switch queue plus requests buffered at the
+    server). It is not a trace (netlock plan reads traces): netlock autopilot re-plans from
+    these counters.
 
     Examples:
 

@@ -125,6 +125,10 @@ def plan_from_file(config: Config) -> tuple[Plan, Partition]:
     if plan.geometry != config.geometry:
         raise ConfigError(f"{path}: geometry: the plan was made for other register arrays or "
                           f"priorities than this config's switch")
+    if plan.summary.slots_used > config.switch.slots:
+        raise ConfigError(f"{path}: the plan uses {plan.summary.slots_used:,} switch slots but "
+                          f"switch.slots is {config.switch.slots:,}; re-plan with --slots "
+                          f"{config.switch.slots} (a plan is used as made, never cut down)")
     group = config.policy.coarse_group
     if plan.inputs.lock_group != group:
         raise ConfigError(f"{path}: inputs.lock_group: the plan merges "
