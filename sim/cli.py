@@ -222,9 +222,9 @@ def sweep_command(
 
     Example:
 
-        netlock sweep configs/micro-shared.yaml --grid switch.slots=0,1000,10000 --out sw
+        netlock sweep configs/micro-shared.yaml --grid switch.slots=0,1000 --out sw
 
-        netlock sweep configs/micro-shared.yaml --grid workload.zipf=0,0.99 --out z --seeds 3
+        netlock sweep configs/demo.yaml --grid workload.zipf=0,0.99 --seeds 3 --out z
 
     Every point records its config and the sweep's provenance (engine, durations, --set
     overrides, config file hash); --resume refuses a folder swept with other settings.

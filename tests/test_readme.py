@@ -113,6 +113,14 @@ def test_every_help_shows_an_example_cleanly(path: list[str]) -> None:
     assert done.stderr == "" and not seen, (command, [str(w.message) for w in seen])
     is_group = path[-1] in {"config", "trace"}
     assert is_group or "Example" in done.stdout, f"{command}: no example"
+    examples = [line.strip().removeprefix("Example:").strip()
+                for line in done.stdout.splitlines()
+                if line.strip().removeprefix("Example:").strip().startswith("netlock ")]
+    assert is_group or examples, f"{command}: no example line"
+    for line in examples:
+        assert not line.endswith("\\") and len(line) <= 76, (
+            f"{command}: example {line!r} cannot be pasted as shown (one line of at most "
+            f"76 characters, no continuation)")
 
 
 def test_packaging_metadata_has_no_deprecated_license_table() -> None:
