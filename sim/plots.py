@@ -3,7 +3,7 @@
 The first grid axis is the x axis; the second, if any, gives one line per value; further
 axes split the plot into one file per combination of their values. One figure per metric:
 granted throughput, transactions per second, p99 request latency and switch share. A
-numeric x axis spanning more than two decades (switch memory 0..100,000 slots) is drawn on a
+numeric x axis spanning two decades or more (switch memory 0..100,000 slots) is drawn on a
 symmetric-log scale; a categorical one (``manager.kind``) as points at evenly spaced, labelled
 positions. Points whose metric is missing (a run that granted nothing has no latency) are
 left out, never drawn as 0. With several seeds per point the ``<metric>_ci95`` columns give
@@ -113,6 +113,6 @@ def metric_figure(table: pd.DataFrame, x_key: str, line_key: str | None, metric:
 
 
 def spans_decades(values: pd.Series, decades: float = 2.0) -> bool:
-    """Whether the positive ``values`` span more than ``decades`` powers of ten."""
+    """Whether the positive ``values`` span ``decades`` powers of ten or more."""
     positive = values[values > 0]
-    return len(positive) > 1 and float(positive.max() / positive.min()) > 10 ** decades
+    return len(positive) > 1 and float(positive.max() / positive.min()) >= 10 ** decades
