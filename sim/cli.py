@@ -78,8 +78,9 @@ CommonSeedOpt = Annotated[bool, typer.Option(
 
 def _engine(configs: list[Config], flag: EngineChoice) -> tuple[str, str]:
     """The engine to run ``configs`` on and a line saying why: the flag's, or for ``auto``
-    the fast engine when it models every config, else simpy (printed once the inputs have
-    passed their checks, so a bad input stays one line)."""
+    the fast engine when it models every config, else simpy (printed after the run, so that
+    a bad input found while setting it up stays the only line; the progress bar names the
+    engine meanwhile)."""
     if flag is not EngineChoice.auto:
         return flag.value, ""
     from sim.fast.model import check_supported
@@ -133,13 +134,12 @@ def sim_command(
             console().print(f"warning: {warning}")
     if chosen == "fast":
         check_fast_engine_models([cfg])
-    if why:
-        console().print(why)
-    if chosen == "fast":
         compile_fast_engine()
     with progress_bar(f"simulating ({chosen} engine)", cfg.sim.end_s * 1e6, unit="ms",
                       scale=1e3, transient=as_json) as update:
         result = run_engine(cfg, chosen, progress=lambda now_us, _end: update(now_us))
+    if why:
+        console().print(why)
     if out is not None:
         result.write(out, fmt)
     if as_json:
@@ -246,8 +246,6 @@ def sweep_command(
     if chosen == "fast":
         check_fast_engine_models([point.config for point in points])
     claim_out(out, resume, force)
-    if why:
-        console().print(why)
     n_workers = workers or max(1, os.cpu_count() or 1)
     if chosen == "fast" and scheduler is None:
         compile_fast_engine()
@@ -272,6 +270,8 @@ def sweep_command(
 
         table = run_sweep(points, out, n_workers, resume, progress=progress,
                           scheduler=scheduler, provenance=Provenance.of(config, overrides))
+    if why:
+        log.print(why)
     plots = plot_sweep(table, [a.key for a in axes], out,
                        caption=f"{config.name}, {chosen} engine, "
                                f"{base.sim.duration_s * 1e3:g} ms measured"
