@@ -91,7 +91,7 @@ def test_a_plan_larger_than_switch_slots_is_refused(plan_file):
 
     slots = load_plan(plan_file).summary.slots_used
     assert slots > 0
-    with pytest.raises(ConfigError, match="switch.slots"):
+    with pytest.raises(ConfigError, match=r"switch\.slots"):
         simulate(config("micro-exclusive", policy__plan=plan_file, switch__slots=slots - 1,
                         sim__duration_s=0.0005, sim__warmup_s=0.0001))
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from netlock.config import override_config
+from netlock.errors import ConfigError
 from sim.sweep import grid_points, parse_grid, summarise_runs
 from tests.sim.helpers import CONFIGS, SHORT, config
 
@@ -59,12 +61,8 @@ def test_a_resume_on_another_engine_is_refused(tmp_path):
     save_point(tmp_path, points[0], {"throughput_rps": 1.0})
     fast = override_config(points[0].config, {"sim.engine": "fast"})
     moved = points[0].__class__(points[0].pid, points[0].values, points[0].seed, fast)
-    try:
+    with pytest.raises(ConfigError, match=r"sim\.engine 'simpy' -> 'fast'"):
         load_finished(tmp_path, moved)
-    except Exception as exc:  # noqa: BLE001 - the message is what is checked
-        assert "sim.engine 'simpy' -> 'fast'" in str(exc)
-    else:
-        raise AssertionError("a resume on another engine was accepted")
     assert load_finished(tmp_path, points[0]) == {"throughput_rps": 1.0}
 
 
