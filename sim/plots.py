@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 from netlock import plotstyle
 
@@ -32,6 +33,9 @@ class Metric:
     """A rate's unit (``req/s``: shown in M or K as the values ask), ``%`` for a share
     (0..1 shown in percent), else the values' own unit."""
 
+
+MAX_VALUE_TICKS = 8
+"""A log-scaled x axis with at most this many grid values is ticked at exactly those values."""
 
 METRICS = (
     Metric("throughput_rps", "Lock throughput", "granted lock requests", "req/s"),
@@ -96,7 +100,11 @@ def metric_figure(table: pd.DataFrame, x_key: str, line_key: str | None, metric:
         ax.set_xticks(range(len(categories)), categories, rotation=30, ha="right")
     elif spans_decades(table[x_key]):
         positive = table[x_key][table[x_key] > 0]
-        ax.set_xscale("symlog", linthresh=float(positive.min()) if len(positive) else 1.0)
+        ax.set_xscale("symlog", linthresh=float(positive.min()))
+        ticks = sorted(table[x_key].unique())
+        if len(ticks) <= MAX_VALUE_TICKS:
+            ax.set_xticks(ticks, [f"{v:,g}" for v in ticks])
+            ax.xaxis.set_minor_locator(NullLocator())
     if metric.unit.endswith("/s"):
         unit = plotstyle.rate(ax, float(table[metric.column].max()) if len(table) else 0.0,
                               metric.unit)

@@ -155,8 +155,8 @@ def _latency_cdf(run: RunResult, path: Path) -> Path:
         title = "Request latency: nothing granted in the measured window"
     else:
         ax.axvline(lat["p99"], color="grey", ls=":", lw=1)
-        ax.annotate(f"p99 = {lat['p99']:.3g} us", (lat["p99"], 0.99), xytext=(4, -12),
-                    textcoords="offset points", fontsize=8, color="0.3")
+        ax.annotate(f"p99 = {lat['p99']:.3g} us", (lat["p99"], 0.99), xytext=(-4, -12),
+                    textcoords="offset points", fontsize=8, color="0.3", ha="right")
         title = (f"Request latency: median {lat['p50']:.3g} us, p99 {lat['p99']:.3g} us, "
                  f"p99.9 {lat['p999']:.3g} us")
     plotstyle.titles(ax, title, _subtitle(run))
