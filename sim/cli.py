@@ -172,8 +172,8 @@ def compile_fast_engine() -> None:
                   TimeElapsedColumn(), console=log, transient=True,
                   disable=not log.is_terminal) as bar:
         if not log.is_terminal:
-            log.print("compiling the fast engine into numba's cache (once per machine: "
-                      "several CPU minutes) ...")
+            log.print("compiling the fast engine into numba's cache: once per machine "
+                      "(several CPU minutes) ...")
         bar.add_task("compile", total=None)
         seconds = warm()
     log.print(f"fast engine compiled in {seconds:.0f} s")
