@@ -268,8 +268,16 @@ def sweep_command(
                 left = (time.monotonic() - started) / ran * (total - done) if ran else 0.0
                 log.print(f"sweep: {done}/{total} runs done, ETA {left:.0f} s")
 
+        running = bar.add_task("", total=None, visible=False)
+
+        def point_progress(point: Any, now_us: float, end_us: float) -> None:
+            values = ", ".join(f"{k}={v}" for k, v in point.values.items())
+            bar.update(running, description=f"  point {values} (simulated ms)",
+                       completed=now_us / 1e3, total=end_us / 1e3, visible=True)
+
         table = run_sweep(points, out, n_workers, resume, progress=progress,
-                          scheduler=scheduler, provenance=Provenance.of(config, overrides))
+                          scheduler=scheduler, provenance=Provenance.of(config, overrides),
+                          point_progress=point_progress if n_workers <= 1 else None)
     if why:
         log.print(why)
     plots = plot_sweep(table, [a.key for a in axes], out,

@@ -144,9 +144,11 @@ def grid_points(base: Config, axes: list[Axis], common_seed: bool = False,
     return points
 
 
-def run_point(config: Config) -> dict[str, Any]:
-    """Simulate one point (in a worker) on its ``sim.engine``; its flat result row."""
-    summary = run_engine(config).summary
+def run_point(config: Config,
+              progress: Callable[[float, float], None] | None = None) -> dict[str, Any]:
+    """Simulate one point (in a worker) on its ``sim.engine``; its flat result row.
+    ``progress(now_us, end_us)`` follows the run (serial sweeps show it)."""
+    summary = run_engine(config, progress=progress).summary
     row = {k: summary[k] for k in SUMMARY_COLUMNS}
     row.update({f"latency_{k}_us": summary["latency_us"][k] for k in LATENCY_COLUMNS})
     row.update({f"txn_latency_{k}_us": summary["txn_latency_us"][k] for k in LATENCY_COLUMNS})
@@ -236,7 +238,9 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
               resume: bool = False,
               progress: Callable[[int, int], None] | None = None,
               scheduler: str | None = None,
-              provenance: Provenance | None = None) -> pd.DataFrame:
+              provenance: Provenance | None = None,
+              point_progress: Callable[[Point, float, float], None] | None = None,
+              ) -> pd.DataFrame:
     """Run every point, streaming each result to disk as it finishes; the table.
 
     Points run serially (``workers`` <= 1), in a pool of ``workers`` local processes, or on
@@ -245,7 +249,8 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
     total)`` is called after each point. Rows keep the grid's order. An interrupted sweep
     loses only the points that were running; ``resume`` skips the points already on disk
     (all of them checked against this run's settings before any point runs). ``provenance``
-    is recorded with every point and in the table.
+    is recorded with every point and in the table. A serial sweep tells
+    ``point_progress(point, now_us, end_us)`` how far the running point has come.
     """
     out = Path(out_dir)
     rows: dict[str, dict[str, Any]] = {}
@@ -270,7 +275,9 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
         _run_on_dask(todo, scheduler, finished)
     elif workers <= 1:
         for point in todo:
-            finished(point, run_point(point.config))
+            follow = (None if point_progress is None else
+                      lambda now, end, p=point: point_progress(p, now, end))
+            finished(point, run_point(point.config, follow))
     else:
         run_in_processes(todo, workers, finished)
     runs = results_table(points, rows, provenance)

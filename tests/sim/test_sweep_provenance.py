@@ -87,3 +87,16 @@ def test_a_point_without_latency_stays_missing_in_the_means():
     row = summarise_runs(runs, ["k"]).iloc[0]
     assert row["throughput_rps"] == 15.0 and row["latency_p99_us"] == 4.0
     assert pd.isna(row["latency_p99_us_ci95"]) and row["throughput_rps_ci95"] > 0
+
+
+def test_a_serial_sweep_follows_the_running_point(tmp_path):
+    from sim.sweep import run_sweep
+
+    base = config("micro-exclusive", sim__duration_s=0.0005, sim__warmup_s=0.0001)
+    points = grid_points(base, parse_grid(["switch.slots=0,1000"]))
+    seen: list[tuple[str, float, float]] = []
+    run_sweep(points, tmp_path, point_progress=lambda p, now, end: seen.append(
+        (p.pid, now, end)))
+    assert {pid for pid, _, _ in seen} == {p.pid for p in points}
+    assert all(0 <= now <= end for _, now, end in seen)
+    assert max(now for _, now, _ in seen) >= 0.9 * seen[0][2]
