@@ -264,14 +264,18 @@ def stats_command(
 ) -> None:
     """Read per-lock request counters and queue occupancy back from a switch.
 
-    The per-lock table is the planner's input: r_i = requests / window, c_i = the peak
-    queue occupancy (switch queue plus requests buffered at the server).
+    The per-lock table holds the numbers the planner weighs locks by: r_i = requests /
+    window, c_i = the peak queue occupancy (switch queue plus requests buffered at the
+    server). It is not a trace (netlock plan reads traces): netlock autopilot re-plans from
+    these counters.
 
     Examples:
 
         netlock stats --target emulator --state switch.json --json
 
-        netlock stats --target grpc://10.0.0.5:50052 --window-s 10 --out stats.parquet --reset
+        netlock stats --target grpc://10.0.0.5:50052 --window-s 10 --out stats.parquet
+
+        netlock stats --state switch.json --out stats.csv --reset
     """
     if out is not None and out.suffix not in (".parquet", ".csv"):
         raise PlanError(f"--out {out}: expected a .parquet or .csv file")
@@ -404,14 +408,11 @@ def autopilot_command(
 
     Examples:
 
-        netlock autopilot plan.yaml --target emulator --state switch.json --interval 5 \
-            --max-rounds 3 --json
+        netlock autopilot plan.yaml --state switch.json --max-rounds 3 --json
 
-        netlock autopilot plan.yaml --target grpc://10.0.0.5:50052 --interval 10 \
-            --server-counters servers.parquet --save-plan current.yaml
+        netlock autopilot plan.yaml --target grpc://10.0.0.5:50052 --interval 10
 
-        netlock autopilot plan.yaml --state switch.json --traffic shifted.parquet \
-            --interval 0.02 --max-rounds 4 --json
+        netlock autopilot plan.yaml --state switch.json --traffic shifted.parquet
     """
     options = AutopilotOptions(interval_s=interval, margin=margin, keep=keep, memory=memory,
                                slots=slots)
@@ -527,8 +528,9 @@ def traffic_command(
 
         netlock traffic zipf.parquet --state switch.json --json
 
-        netlock traffic configs/micro-exclusive.yaml --requests 50000 --state switch.json \
-            --set workload.zipf=0.99 --server-counters servers.csv
+        netlock traffic configs/demo.yaml --requests 50000 --state switch.json
+
+        netlock traffic zipf.parquet --state switch.json --server-counters servers.csv
     """
     if not state.exists():
         raise TargetError(f"--state {state}: no emulated switch there (run netlock push "

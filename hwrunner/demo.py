@@ -21,6 +21,7 @@ from rich.table import Table
 from netlock.cli.common import emit_json, guarded, parse_sets
 from netlock.cli.console import console
 from netlock.config import Config, load_config, override_config
+from netlock.errors import ConfigError
 from netlock.rack import ReplayResult, TimelessRack, replay_trace
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -55,7 +56,8 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
     from netlock.trace import read_trace, trace_digest, write_trace
     from planner import settings
     from planner.planning import make_plan
-    from sim.simulate import simulate
+    from sim.fast.model import check_supported
+    from sim.run import run_engine
     from sim.workloads.tracegen import trace_from_config
 
     t0 = time.perf_counter()
@@ -86,8 +88,18 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
               f"the switch), {replay.overflowed:,} overflowed, "
               f"{replay.passes_per_packet:.2f} passes per packet")
 
-    sim = simulate(override_config(cfg, {"policy.plan": str(plan_path)})).summary
-    log.print(f"[4/5] simulated rack ({sim['sim_time_s'] * 1e3:g} ms): "
+    planned = override_config(cfg, {"policy.plan": str(plan_path)})
+    try:
+        check_supported(planned)
+        engine = "fast"
+    except ConfigError:
+        engine = "simpy"
+    if engine == "fast":
+        from sim.cli import compile_fast_engine
+
+        compile_fast_engine()
+    sim = run_engine(planned, engine).summary
+    log.print(f"[4/5] simulated rack ({sim['sim_time_s'] * 1e3:g} ms, {engine} engine): "
               f"{sim['throughput_rps'] / 1e6:.2f} M grants/s, {sim['switch_share']:.1%} by the "
               f"switch, p99 latency {sim['latency_us']['p99']:.1f} us, "
               f"{sim['violations']} safety violations")

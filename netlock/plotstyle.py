@@ -8,6 +8,7 @@ data, magnitudes measured from 0, and PNGs written atomically at print resolutio
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, PercentFormatter
 
 from netlock import atomic
-from netlock.errors import NetlockError
+from netlock.errors import ConfigError, NetlockError
 
 DPI = 150
 STYLE: dict[str, Any] = {
@@ -121,11 +122,17 @@ def from_zero(ax: Axes) -> None:
     ax.set_ylim(bottom=0)
 
 
+SUBTITLE_CHARS_PER_IN = 15
+"""Characters of an 8 pt subtitle per inch of axes width: longer ones wrap (not cut off)."""
+
+
 def titles(ax: Axes, title: str, subtitle: str = "") -> None:
     """A figure's title above ``ax`` (bold) with an optional line of context under it."""
     ax.figure.suptitle(title, fontweight="bold", fontsize=10, x=0.01, ha="left")
     if subtitle:
-        ax.set_title(subtitle, loc="left", fontsize=8, fontweight="normal", color="0.3")
+        width = int(ax.get_position().width * ax.figure.get_figwidth() * SUBTITLE_CHARS_PER_IN)
+        ax.set_title(textwrap.fill(subtitle, max(40, width)), loc="left", fontsize=8,
+                     fontweight="normal", color="0.3")
 
 
 def legend_outside(ax: Axes, title: str | None = None) -> None:
@@ -135,11 +142,28 @@ def legend_outside(ax: Axes, title: str | None = None) -> None:
                   title_fontsize=8, borderaxespad=0.0)
 
 
+FORMATS = ("png", "pdf", "svg")
+"""Figure formats :func:`save` writes, chosen by the file's extension."""
+
+
+def figure_format(path: str | Path) -> str:
+    """The format ``path``'s extension names (png, pdf or svg); another is a ConfigError
+    naming the path, so a command can refuse it before doing any work."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        kind = f"'.{suffix}'" if suffix else "a file without an extension"
+        raise ConfigError(f"{path}: cannot write a figure as {kind}; name it .png, .pdf or "
+                          f".svg")
+    return suffix
+
+
 def save(fig: Figure, path: str | Path) -> Path:
-    """Write ``fig`` as a PNG atomically; a path that cannot be written is one error line."""
+    """Write ``fig`` atomically in the format its extension names (:func:`figure_format`);
+    a path that cannot be written is one error line."""
     target = Path(path)
+    fmt = figure_format(target)
     try:
-        atomic.write_with(target, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI))
+        atomic.write_with(target, lambda tmp: fig.savefig(tmp, format=fmt, dpi=DPI))
     except OSError as exc:
         raise NetlockError(f"{target}: cannot write: {exc.strerror or exc}") from None
     return target

@@ -88,7 +88,8 @@ LiveOpt = Annotated[Path | None, typer.Option(
     "--live", help="the plan installed now: keep its regions in place where possible and "
     "print the migration to the new plan", rich_help_panel=OUTPUT_PANEL)]
 PlotOpt = Annotated[Path | None, typer.Option(
-    "--plot", help="also draw the layout and load split to this PNG",
+    "--plot", help="also draw the layout and load split to this figure (.png, .pdf or "
+    ".svg, by its extension)",
     rich_help_panel=OUTPUT_PANEL)]
 
 
@@ -136,6 +137,10 @@ def plan_command(
     inputs = {"TRACE": trace, "--live": live, "--config": config}
     distinct_outputs({"--out": out, "--out (its entries side file)": entries_path(out),
                       "--plot": plot}, inputs)
+    if plot is not None:
+        from netlock.plotstyle import figure_format
+
+        figure_format(plot)
 
     cfg = settings.optional_config(config, parse_sets(sets))
     geometry = settings.plan_geometry(cfg, slots, priorities)

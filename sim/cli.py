@@ -5,12 +5,20 @@
 from __future__ import annotations
 
 import os
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from netlock.cli.common import (
@@ -29,19 +37,21 @@ from netlock.memory import check_fits
 from sim.footprint import run_needs
 from sim.plots import plot_sweep
 from sim.run import run_engine
-from sim.sweep import claim_out, grid_points, parse_grid, run_sweep
+from sim.sweep import Provenance, claim_out, grid_points, parse_grid, run_sweep
 
 
 class EngineChoice(str, Enum):
+    auto = "auto"
     simpy = "simpy"
     fast = "fast"
 
 
 SetOpt = set_option("workload.think_time_us=10")
 JsonOpt = json_option("progress and logs go to")
-EngineOpt = Annotated[EngineChoice | None, typer.Option(
-    "--engine", help="simulation engine (default: sim.engine of the config)",
-    rich_help_panel=CONFIG_PANEL)]
+EngineOpt = Annotated[EngineChoice, typer.Option(
+    "--engine", help="simulation engine: auto picks the compiled fast engine when it models "
+    "the config (NetLock without failures) and says so, else simpy; simpy or fast force one "
+    "(sim.engine is what the Python API's run_engine uses)", rich_help_panel=CONFIG_PANEL)]
 GridOpt = Annotated[list[str], typer.Option(
     "--grid", metavar="KEY=V1,V2,...", help="a grid axis: a dotted key and its values "
     "(repeatable; the grid is their product)")]
@@ -58,23 +68,37 @@ ResumeOpt = Annotated[bool, typer.Option(
 ForceOpt = Annotated[bool, typer.Option(
     "--force", help="replace an earlier sweep under --out (without it, or --resume, an --out "
     "holding one is refused)")]
+SeedsOpt = Annotated[int, typer.Option(
+    "--seeds", min=1, help="runs per point, each with its own seed; the table gives each "
+    "metric's mean and 95 % confidence half-width (<metric>_ci95), the plots error bars")]
 CommonSeedOpt = Annotated[bool, typer.Option(
     "--common-seed", help="run every point with the base sim.seed instead of a seed derived "
     "from the point's values")]
 
 
-def _engine(config_engine: str, flag: EngineChoice | None) -> str:
-    engine = flag.value if flag is not None else config_engine
-    if engine not in {e.value for e in EngineChoice}:
-        raise ConfigError(f"sim.engine: the {engine!r} engine is not available in this "
-                          f"version (available: {', '.join(e.value for e in EngineChoice)})")
-    return engine
+def _engine(configs: list[Config], flag: EngineChoice) -> tuple[str, str]:
+    """The engine to run ``configs`` on and a line saying why: the flag's, or for ``auto``
+    the fast engine when it models every config, else simpy (printed after the run, so that
+    a bad input found while setting it up stays the only line; the progress bar names the
+    engine meanwhile)."""
+    if flag is not EngineChoice.auto:
+        return flag.value, ""
+    from sim.fast.model import check_supported
+
+    try:
+        for config in configs:
+            check_supported(config)
+    except ConfigError as exc:
+        reason = str(exc).split(": ", 2)[-1].split(";")[0]
+        return "simpy", f"engine: simpy (auto: {reason})"
+    return "fast", ("engine: fast (auto: the compiled engine models this config; --engine "
+                    "simpy for the event-by-event one)")
 
 
 @guarded
 def sim_command(
     config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
-    engine: EngineOpt = None,
+    engine: EngineOpt = EngineChoice.auto,
     sets: SetOpt = None,
     as_json: JsonOpt = False,
     out: Annotated[Path | None, typer.Option(
@@ -99,14 +123,23 @@ def sim_command(
     if fmt not in ("parquet", "csv"):
         raise ConfigError(f"--format: must be parquet or csv, got {fmt!r}")
     cfg = load_config(config, parse_sets(sets))
-    chosen = _engine(cfg.sim.engine, engine)
+    chosen, why = _engine([cfg], engine)
     check_fits(run_needs(cfg, chosen))
+    if cfg.policy.plan:
+        from netlock.plan_io import load_plan
+        from sim.planfit import plan_fit_warning
+
+        warning = plan_fit_warning(cfg, load_plan(cfg.policy.plan))
+        if warning:
+            console().print(f"warning: {warning}")
     if chosen == "fast":
         check_fast_engine_models([cfg])
         compile_fast_engine()
     with progress_bar(f"simulating ({chosen} engine)", cfg.sim.end_s * 1e6, unit="ms",
                       scale=1e3, transient=as_json) as update:
         result = run_engine(cfg, chosen, progress=lambda now_us, _end: update(now_us))
+    if why:
+        console().print(why)
     if out is not None:
         result.write(out, fmt)
     if as_json:
@@ -133,15 +166,25 @@ def compile_fast_engine() -> None:
         return
     from sim.fast.warm import warm
 
-    with status("compiling the fast engine into numba's cache: once per machine (2-3 "
-                "minutes); later runs load it in about a second"):
+    log = console()
+    with Progress(TextColumn("compiling the fast engine into numba's cache: once per machine "
+                             "(several CPU minutes); later runs load it in about a second"),
+                  TimeElapsedColumn(), console=log, transient=True,
+                  disable=not log.is_terminal) as bar:
+        if not log.is_terminal:
+            log.print("compiling the fast engine into numba's cache: once per machine "
+                      "(several CPU minutes) ...")
+        bar.add_task("compile", total=None)
         seconds = warm()
-    console().print(f"fast engine compiled in {seconds:.0f} s")
+    log.print(f"fast engine compiled in {seconds:.0f} s")
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
     table = Table(title="simulation", show_header=False)
     lat = summary["latency_us"]
+    latency = ("none granted" if lat["p50"] is None else
+               f"mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p99 {lat['p99']:.2f}"
+               f"  p99.9 {lat['p999']:.2f}")
     rows = [
         ("engine", summary["engine"]),
         ("simulated", f"{summary['sim_time_s']:g} s ({summary['measured_s']:g} s measured)"),
@@ -149,10 +192,10 @@ def _print_summary(summary: dict[str, Any]) -> None:
         ("throughput", f"{summary['throughput_rps']:,.0f} requests/s"),
         ("transactions", f"{summary['tps']:,.0f} /s"),
         ("switch share", f"{summary['switch_share']:.1%}"),
-        ("latency (us)", f"mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p99 {lat['p99']:.2f}"
-                         f"  p99.9 {lat['p999']:.2f}"),
+        ("latency (us)", latency),
         ("retries", f"{summary['retries']:,}"),
         ("violations", f"{summary['violations']}"),
+        ("stalled", f"{summary['stalled']:,} waits past the stall bound"),
         ("wall", f"{summary['wall_s']:.2f} s, {summary['events']:,} events"),
     ]
     for name, value in rows:
@@ -167,10 +210,11 @@ def sweep_command(
     out: SweepOutOpt,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
-    engine: EngineOpt = None,
+    engine: EngineOpt = EngineChoice.auto,
     sets: SetOpt = None,
     resume: ResumeOpt = False,
     force: ForceOpt = False,
+    seeds: SeedsOpt = 1,
     common_seed: CommonSeedOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -178,20 +222,25 @@ def sweep_command(
 
     Example:
 
-        netlock sweep configs/memory-vs-think-time.yaml --grid switch.slots=500,1000,2000
-        --grid workload.think_time_us=0,10,100 --out results/fig14a --workers 2 --engine fast
+        netlock sweep configs/micro-shared.yaml --grid switch.slots=0,1000 --out sw
 
+        netlock sweep configs/demo.yaml --grid workload.zipf=0,0.99 --seeds 3 --out z
+
+    Every point records its config and the sweep's provenance (engine, durations, --set
+    overrides, config file hash); --resume refuses a folder swept with other settings.
     What --out holds: docs/formats.md ("Sweep folder").
     """
-    base = load_config(config, parse_sets(sets))
-    chosen = _engine(base.sim.engine, engine)
-    if chosen != base.sim.engine:
-        base = override_config(base, {"sim.engine": chosen})
+    overrides = parse_sets(sets)
+    base = load_config(config, overrides)
     if scheduler is not None and "://" not in scheduler:
         raise ConfigError(f"--scheduler {scheduler!r}: expected a scheduler address such as "
                           f"tcp://HOST:PORT")
     axes = parse_grid(grid)
-    points = grid_points(base, axes, common_seed)
+    points = grid_points(base, axes, common_seed, seeds)
+    chosen, why = _engine([point.config for point in points], engine)
+    if chosen != base.sim.engine:
+        base = override_config(base, {"sim.engine": chosen})
+        points = grid_points(base, axes, common_seed, seeds)
     for point in points:
         check_fits(run_needs(point.config), prefix=f"--grid {point.values}: ")
     if chosen == "fast":
@@ -202,19 +251,47 @@ def sweep_command(
         compile_fast_engine()
     log = console()
     with Progress("[progress.description]{task.description}", BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=log,
-                  transient=as_json, disable=not log.is_terminal) as bar:
-        task = bar.add_task("sweep points", total=len(points))
-        table = run_sweep(points, out, n_workers, resume,
-                          progress=lambda done, total: bar.update(task, completed=done),
-                          scheduler=scheduler)
-    plots = plot_sweep(table, [a.key for a in axes], out)
+                  MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                  TimeRemainingColumn(), console=log, transient=as_json,
+                  disable=not log.is_terminal) as bar:
+        task = bar.add_task(f"sweep runs ({chosen} engine)", total=len(points))
+
+        started = time.monotonic()
+        first: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done)
+            if not first:
+                first.append(done)
+            elif not log.is_terminal:
+                ran = done - first[0]
+                left = (time.monotonic() - started) / ran * (total - done) if ran else 0.0
+                log.print(f"sweep: {done}/{total} runs done, ETA {left:.0f} s")
+
+        running = bar.add_task("", total=None, visible=False)
+
+        def point_progress(point: Any, now_us: float, end_us: float) -> None:
+            values = ", ".join(f"{k}={v}" for k, v in point.values.items())
+            bar.update(running, description=f"  point {values} (simulated ms)",
+                       completed=now_us / 1e3, total=end_us / 1e3, visible=True)
+
+        table = run_sweep(points, out, n_workers, resume, progress=progress,
+                          scheduler=scheduler, provenance=Provenance.of(config, overrides),
+                          point_progress=point_progress if n_workers <= 1 else None)
+    if why:
+        log.print(why)
+    plots = plot_sweep(table, [a.key for a in axes], out,
+                       caption=f"{config.name}, {chosen} engine, "
+                               f"{base.sim.duration_s * 1e3:g} ms measured"
+                               + (f", mean of {seeds} seeds (95 % CI)" if seeds > 1 else ""))
     if as_json:
-        emit_json({"points": len(points), "out": str(out),
+        emit_json({"points": len(table), "runs": len(points), "engine": chosen,
+                   "out": str(out),
                    "results": str(out / "results.parquet"),
                    "plots": [str(p) for p in plots]})
     else:
-        log.print(f"{len(points)} points -> {out / 'results.csv'}, {len(plots)} plots")
+        log.print(f"{len(table)} points ({len(points)} runs) -> {out / 'results.csv'}, "
+                  f"{len(plots)} plots")
 
 
 @guarded

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from netlock import plotstyle
 from netlock.errors import ConfigError
@@ -144,11 +145,21 @@ def _latency_cdf(run: RunResult, path: Path) -> Path:
     lat = run.summary["latency_us"]
     ax.axhline(0.99, color="grey", ls=":", lw=1)
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("request latency, from sending the acquire to its grant (us, log scale)")
     plotstyle.percent(ax)
     ax.set_ylabel("requests at or below (%)")
-    plotstyle.titles(ax, f"Request latency: median {lat['p50']:.3g} us, p99 {lat['p99']:.3g} "
-                     f"us, p99.9 {lat['p999']:.3g} us", _subtitle(run))
+    if lat["p99"] is None:
+        title = "Request latency: nothing granted in the measured window"
+    else:
+        ax.axvline(lat["p99"], color="grey", ls=":", lw=1)
+        ax.annotate(f"p99 = {lat['p99']:.3g} us", (lat["p99"], 0.99), xytext=(-4, -12),
+                    textcoords="offset points", fontsize=8, color="0.3", ha="right")
+        title = (f"Request latency: median {lat['p50']:.3g} us, p99 {lat['p99']:.3g} us, "
+                 f"p99.9 {lat['p999']:.3g} us")
+    plotstyle.titles(ax, title, _subtitle(run))
     plotstyle.legend_outside(ax)
     return plotstyle.save(fig, path)
 

@@ -9,9 +9,15 @@ seed everywhere (common random numbers: smoother curves when points are compared
 Points run on the engine their config names (``sim.engine``: simpy or fast), serially, in
 local worker processes, or on a dask.distributed cluster; the seeds make all three give the
 same results. Each finished point is written at once to ``points/<id>.json`` under the
-output folder; ``resume`` skips the points already there. Workers send back one summary row
-per point, so memory does not grow with the raw samples of the points. The results table
-(one row per point) is written as ``results.parquet`` and ``results.csv``.
+output folder with the point's full config and the sweep's provenance (engine, durations,
+``--set`` overrides, config file and its SHA-256); ``resume`` skips the points already there
+and refuses a folder whose points were run with other settings, so one table never mixes
+them. ``seeds`` > 1 runs every point that many times with seeds derived from its values and
+the run's number; the table then holds each metric's mean over the runs and its 95 %
+confidence half-width (``<metric>_ci95``, Student's t). Workers send back one summary row
+per run, so memory does not grow with the raw samples of the points. The results table
+(one row per point) is written as ``results.parquet`` and ``results.csv``; with ``seeds`` >
+1 every run's row is also in ``runs.csv``.
 """
 
 from __future__ import annotations
@@ -41,7 +47,9 @@ from netlock.inputs import load_json
 from sim.run import run_engine
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
-                   "retries", "violations", "granted", "wall_s", "events")
+                   "retries", "violations", "stalled", "granted", "wall_s", "events")
+PROVENANCE_COLUMNS = ("engine", "duration_s", "warmup_s", "overrides", "config_file",
+                      "config_sha256")
 LATENCY_COLUMNS = ("mean", "p50", "p99", "p999")
 DASK_CONNECT_S = 10
 
@@ -56,12 +64,34 @@ class Axis:
 
 @dataclass(frozen=True)
 class Point:
-    """One grid point: its values per axis key, its seed and its validated config."""
+    """One run of a grid point: its values per axis key, its seed, its validated config
+    and which of the point's ``--seeds`` runs it is (0 for the first)."""
 
     pid: str
     values: dict[str, Any]
     seed: int
     config: Config
+    run: int = 0
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a sweep's settings came from: recorded with every point, compared on resume."""
+
+    config_file: str
+    config_sha256: str
+    overrides: dict[str, str]
+
+    @classmethod
+    def of(cls, path: str | Path, overrides: dict[str, str] | None = None) -> Provenance:
+        data = Path(path).read_bytes()
+        return cls(str(path), hashlib.sha256(data).hexdigest(), dict(overrides or {}))
+
+    def record(self, config: Config) -> dict[str, Any]:
+        return {"engine": config.sim.engine, "duration_s": config.sim.duration_s,
+                "warmup_s": config.sim.warmup_s,
+                "overrides": " ".join(f"{k}={v}" for k, v in self.overrides.items()),
+                "config_file": self.config_file, "config_sha256": self.config_sha256}
 
 
 def parse_grid(items: Iterable[str]) -> list[Axis]:
@@ -92,26 +122,36 @@ def point_seed(base_seed: int, values: dict[str, Any]) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") >> 1
 
 
-def grid_points(base: Config, axes: list[Axis], common_seed: bool = False) -> list[Point]:
-    """Every point of the grid, validated; a bad value names its ``--grid`` key."""
+def grid_points(base: Config, axes: list[Axis], common_seed: bool = False,
+                seeds: int = 1) -> list[Point]:
+    """Every run of every point of the grid (``seeds`` per point), validated; a bad value
+    names its ``--grid`` key. Run ``r`` > 0 of a point seeds from its values and ``r``."""
+    if seeds < 1:
+        raise ConfigError(f"--seeds: must be at least 1, got {seeds}")
     points = []
     for combo in itertools.product(*(a.values for a in axes)):
         values = {a.key: v for a, v in zip(axes, combo, strict=True)}
-        seed = base.sim.seed if common_seed else point_seed(base.sim.seed, values)
-        overrides = {**values, "sim.seed": seed} if "sim.seed" not in values else values
-        try:
-            config = override_config(base, overrides)
-        except ConfigError as exc:
-            raise ConfigError(f"--grid {', '.join(values)}: {exc}") from None
-        pid = hashlib.sha1(json.dumps({**values, "seed": config.sim.seed}, sort_keys=True,
-                                      default=str).encode()).hexdigest()[:12]
-        points.append(Point(pid, values, config.sim.seed, config))
+        for run in range(seeds):
+            salt = {} if run == 0 else {"run": run}
+            seed = (base.sim.seed if common_seed else point_seed(base.sim.seed, values))
+            if run:
+                seed = point_seed(seed, {**values, **salt})
+            overrides = {**values, "sim.seed": seed} if "sim.seed" not in values else values
+            try:
+                config = override_config(base, overrides)
+            except ConfigError as exc:
+                raise ConfigError(f"--grid {', '.join(values)}: {exc}") from None
+            pid = hashlib.sha1(json.dumps({**values, "seed": config.sim.seed, **salt},
+                                          sort_keys=True, default=str).encode()).hexdigest()[:12]
+            points.append(Point(pid, values, config.sim.seed, config, run))
     return points
 
 
-def run_point(config: Config) -> dict[str, Any]:
-    """Simulate one point (in a worker) on its ``sim.engine``; its flat result row."""
-    summary = run_engine(config).summary
+def run_point(config: Config,
+              progress: Callable[[float, float], None] | None = None) -> dict[str, Any]:
+    """Simulate one point (in a worker) on its ``sim.engine``; its flat result row.
+    ``progress(now_us, end_us)`` follows the run (serial sweeps show it)."""
+    summary = run_engine(config, progress=progress).summary
     row = {k: summary[k] for k in SUMMARY_COLUMNS}
     row.update({f"latency_{k}_us": summary["latency_us"][k] for k in LATENCY_COLUMNS})
     row.update({f"txn_latency_{k}_us": summary["txn_latency_us"][k] for k in LATENCY_COLUMNS})
@@ -122,8 +162,11 @@ def point_path(out_dir: Path, point: Point) -> Path:
     return out_dir / "points" / f"{point.pid}.json"
 
 
-def load_finished(out_dir: Path, point: Point) -> dict[str, Any] | None:
-    """The stored result of ``point`` when a previous run finished it, else None."""
+def load_finished(out_dir: Path, point: Point,
+                  provenance: Provenance | None = None) -> dict[str, Any] | None:
+    """The stored result of ``point`` when a previous run finished it, else None. A stored
+    point run with other settings (config, engine, durations, overrides) is a ConfigError
+    naming what differs: resuming it would mix two experiments in one table."""
     path = point_path(out_dir, point)
     if not path.exists():
         return None
@@ -134,16 +177,49 @@ def load_finished(out_dir: Path, point: Point) -> dict[str, Any] | None:
     if not isinstance(doc, dict) or doc.get("values") != _jsonable(point.values):
         return None
     result = doc.get("result")
-    return result if isinstance(result, dict) else None
+    if not isinstance(result, dict):
+        return None
+    stored = doc.get("config")
+    if not isinstance(stored, dict):
+        raise ConfigError(f"--resume: {path} does not record the settings it was run with "
+                          f"(an older sweep); add --force to replace it or use another --out")
+    differs = _differences(stored, _jsonable(point.config.to_dict()))
+    old = doc.get("provenance") or {}
+    if provenance is not None and old.get("config_sha256") not in (
+            None, provenance.config_sha256) and not differs:
+        differs = [f"config file {old.get('config_file')} (sha256 "
+                   f"{str(old.get('config_sha256'))[:12]}) -> {provenance.config_file} "
+                   f"(sha256 {provenance.config_sha256[:12]})"]
+    if differs:
+        raise ConfigError(f"--resume: {out_dir} was swept with other settings: "
+                          f"{'; '.join(differs[:3])}{' ...' if len(differs) > 3 else ''}; "
+                          f"rerun with the same settings, or add --force to replace it, or "
+                          f"use another --out")
+    return result
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """``key: old -> new`` for every dotted key whose value differs."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _differences(a, b, f"{prefix}{key}.")
+        elif a != b:
+            out.append(f"{prefix}{key} {a!r} -> {b!r}")
+    return out
 
 
 def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(values, default=str))
 
 
-def save_point(out_dir: Path, point: Point, row: dict[str, Any]) -> None:
+def save_point(out_dir: Path, point: Point, row: dict[str, Any],
+               provenance: Provenance | None = None) -> None:
     doc = {"pid": point.pid, "values": _jsonable(point.values), "seed": point.seed,
-           "result": row}
+           "run": point.run,
+           "provenance": provenance.record(point.config) if provenance else None,
+           "config": _jsonable(point.config.to_dict()), "result": row}
     atomic.write_text(point_path(out_dir, point), json.dumps(doc, indent=1) + "\n")
 
 
@@ -164,20 +240,26 @@ def claim_out(out_dir: Path, resume: bool, force: bool) -> None:
 def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
               resume: bool = False,
               progress: Callable[[int, int], None] | None = None,
-              scheduler: str | None = None) -> pd.DataFrame:
+              scheduler: str | None = None,
+              provenance: Provenance | None = None,
+              point_progress: Callable[[Point, float, float], None] | None = None,
+              ) -> pd.DataFrame:
     """Run every point, streaming each result to disk as it finishes; the table.
 
     Points run serially (``workers`` <= 1), in a pool of ``workers`` local processes, or on
     the dask.distributed cluster whose scheduler is at ``scheduler`` (``tcp://HOST:PORT``).
     Workers return one summary row per point, never the raw samples. ``progress(done,
     total)`` is called after each point. Rows keep the grid's order. An interrupted sweep
-    loses only the points that were running; ``resume`` skips the points already on disk.
+    loses only the points that were running; ``resume`` skips the points already on disk
+    (all of them checked against this run's settings before any point runs). ``provenance``
+    is recorded with every point and in the table. A serial sweep tells
+    ``point_progress(point, now_us, end_us)`` how far the running point has come.
     """
     out = Path(out_dir)
     rows: dict[str, dict[str, Any]] = {}
     todo = []
     for point in points:
-        found = load_finished(out, point) if resume else None
+        found = load_finished(out, point, provenance) if resume else None
         if found is None:
             todo.append(point)
         else:
@@ -187,7 +269,8 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
         progress(len(rows), total)
 
     def finished(point: Point, row: dict[str, Any]) -> None:
-        rows[point.pid] = _finish(out, point, row)
+        save_point(out, point, row, provenance)
+        rows[point.pid] = row
         if progress:
             progress(len(rows), total)
 
@@ -195,11 +278,14 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
         _run_on_dask(todo, scheduler, finished)
     elif workers <= 1:
         for point in todo:
-            finished(point, run_point(point.config))
+            follow = (None if point_progress is None else
+                      lambda now, end, p=point: point_progress(p, now, end))
+            finished(point, run_point(point.config, follow))
     else:
         run_in_processes(todo, workers, finished)
-    table = results_table(points, rows)
-    write_table(table, out)
+    runs = results_table(points, rows, provenance)
+    table = summarise_runs(runs, list(points[0].values) if points else [])
+    write_table(table, out, runs if len(table) < len(runs) else None)
     return table
 
 
@@ -280,17 +366,42 @@ def _result(future: Any, point: Point) -> dict[str, Any]:
         raise type(exc)(f"grid point {point.values}: {exc}") from None
 
 
-def _finish(out: Path, point: Point, row: dict[str, Any]) -> dict[str, Any]:
-    save_point(out, point, row)
-    return row
-
-
-def results_table(points: list[Point], rows: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    records = [{"point": p.pid, **p.values, "seed": p.seed, **rows[p.pid]} for p in points]
+def results_table(points: list[Point], rows: dict[str, dict[str, Any]],
+                  provenance: Provenance | None = None) -> pd.DataFrame:
+    """One row per run: the point's id, values, run number, seed, result and provenance."""
+    records = [{"point": p.pid, **p.values, "run": p.run, "seed": p.seed, **rows[p.pid],
+                **(provenance.record(p.config) if provenance else {})} for p in points]
     return pd.DataFrame.from_records(records)
 
 
-def write_table(table: pd.DataFrame, out: Path) -> None:
+def summarise_runs(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per grid point: the runs' means and, with more than one run per point,
+    each metric's 95 % confidence half-width (``<metric>_ci95``, Student's t; ``seeds``:
+    the runs). One run per point: the runs' table unchanged."""
+    if runs.empty or runs["run"].max() == 0:
+        return runs.drop(columns="run")
+    from scipy import stats
+
+    metrics = [c for c in runs.columns
+               if c in SUMMARY_COLUMNS or c.startswith(("latency_", "txn_latency_"))]
+    rows = []
+    for _, part in runs.groupby(keys, sort=False, dropna=False):
+        first = part.iloc[0]
+        row = {c: first[c] for c in runs.columns if c not in metrics and c != "run"}
+        row["seeds"] = len(part)
+        for column in metrics:
+            values = part[column].astype(float).dropna()
+            row[column] = float(values.mean()) if len(values) else float("nan")
+            row[f"{column}_ci95"] = (float(stats.t.ppf(0.975, len(values) - 1)
+                                           * values.std(ddof=1) / len(values) ** 0.5)
+                                     if len(values) > 1 else float("nan"))
+        rows.append(row)
+    return pd.DataFrame.from_records(rows)
+
+
+def write_table(table: pd.DataFrame, out: Path, runs: pd.DataFrame | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_with(out / "results.parquet", lambda tmp: table.to_parquet(tmp, index=False))
     atomic.write_with(out / "results.csv", lambda tmp: table.to_csv(tmp, index=False))
+    if runs is not None:
+        atomic.write_with(out / "runs.csv", lambda tmp: runs.to_csv(tmp, index=False))

@@ -59,8 +59,9 @@ def trace_gen_command(
 
     Examples:
 
-        netlock trace gen micro --out zipf.parquet --set workload.locks=1000000 \\
-            --set workload.zipf=0.99 --requests 10000000
+        netlock trace gen micro --out zipf.parquet --set workload.zipf=0.99
+
+        netlock trace gen micro --out big.parquet --requests 10000000
 
         netlock trace gen tpcc --config configs/tpcc-high.yaml --out tpcc.csv
 

@@ -22,7 +22,7 @@ from netlock.cli.app import app, command_group
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-PROGRESS = ("simulating (", "sweep points", "compiling the fast engine", "━")
+PROGRESS = ("simulating (", "sweep runs (", "compiling the fast engine", "━")
 """What progress bars and status lines print: never on stdout."""
 
 
@@ -112,6 +112,14 @@ def test_every_help_shows_an_example_cleanly(path: list[str]) -> None:
     assert done.stderr == "" and not seen, (command, [str(w.message) for w in seen])
     is_group = path[-1] in {"config", "trace"}
     assert is_group or "Example" in done.stdout, f"{command}: no example"
+    examples = [line.strip().removeprefix("Example:").strip()
+                for line in done.stdout.splitlines()
+                if line.strip().removeprefix("Example:").strip().startswith("netlock ")]
+    assert is_group or examples, f"{command}: no example line"
+    for line in examples:
+        assert not line.endswith("\\") and len(line) <= 76, (
+            f"{command}: example {line!r} cannot be pasted as shown (one line of at most "
+            f"76 characters, no continuation)")
 
 
 def test_packaging_metadata_has_no_deprecated_license_table() -> None:
@@ -119,3 +127,40 @@ def test_packaging_metadata_has_no_deprecated_license_table() -> None:
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'^license = "[A-Za-z0-9.-]+"$', text, re.M)
     assert not re.search(r"^license = \{", text, re.M)
+
+
+def _block(section: str, lang: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    part = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    return re.search(rf"```{lang}\n(.*?)```", part, re.S).group(1)
+
+
+def test_readme_papermill_command_works_on_a_fresh_clone(tmp_path: Path) -> None:
+    """The Notebooks section's papermill command, on a clone without notebooks/results/: a
+    stand-in papermill fails as the real one does when the output's folder is missing."""
+    (tmp_path / "notebooks").mkdir()
+    fake = tmp_path / ".venv" / "bin" / "papermill"
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/bin/sh\n[ -f "$1" ] || { echo "no input $1" >&2; exit 1; }\n'
+                    '[ -d "$(dirname "$2")" ] || { echo "output folder $(dirname "$2") '
+                    'doesn\'t exist" >&2; exit 1; }\ntouch "$2"\n')
+    fake.chmod(0o755)
+    lines = _block("Notebooks", "sh").replace("\\\n", " ").splitlines()
+    command = next(line.split("#")[0] for line in lines if "papermill" in line
+                   and line.startswith("cd "))
+    (tmp_path / "notebooks" / command.split("papermill", 1)[1].split()[0]).write_text("{}")
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "notebooks" / "results" / "paper-6.4-memory.ipynb").exists()
+
+
+def test_readme_python_section_runs(tmp_path: Path) -> None:
+    (tmp_path / "configs").symlink_to(ROOT / "configs")
+    code = _block("Use it from Python", "python")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=user_env(),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    throughput, p99 = (float(v) for v in done.stdout.split())
+    assert throughput > 0 and p99 > 0
+    assert (tmp_path / "run" / "summary.json").exists()

@@ -41,21 +41,22 @@ back at once); the liveness checker counts that instant as the lock granted."""
 
 @dataclass(frozen=True)
 class Latency:
-    """Latency statistics in us."""
+    """Latency statistics in us; None (JSON null) each when nothing was granted: a run
+    with no grant has no latency, and 0 would read as the best one."""
 
-    mean: float
-    p50: float
-    p99: float
-    p999: float
+    mean: float | None
+    p50: float | None
+    p99: float | None
+    p999: float | None
 
     @classmethod
     def of(cls, values: np.ndarray) -> Latency:
         if len(values) == 0:
-            return cls(0.0, 0.0, 0.0, 0.0)
+            return cls(None, None, None, None)
         p50, p99, p999 = np.percentile(values, [50, 99, 99.9])
         return cls(float(values.mean()), float(p50), float(p99), float(p999))
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, float | None]:
         return {"mean": self.mean, "p50": self.p50, "p99": self.p99, "p999": self.p999}
 
 

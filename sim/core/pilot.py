@@ -5,7 +5,11 @@ On the fly: a synthetic warm-up trace of the clients' workload
 (:func:`sim.workloads.tracegen.warmup_trace`); then, with switch slots and lock servers, a
 pilot run of the same rack with every lock on the lock servers, on the run's own engine and
 with its own random streams, whose granted requests are the trace the plan is measured from
-(:func:`pilot_trace`); then Algorithm 3 or random allocation.
+(:func:`pilot_trace`); then Algorithm 3 or random allocation. A replayed trace
+(``workload.kind: trace``) is planned from a pilot run of exactly ``sim.warmup_s``: its
+clients replay the trace from its start, as the measured run's do, so a pilot run past the
+warm-up would show the plan the very transactions the measured period replays (the plan must
+not see the measured period's future).
 """
 
 from __future__ import annotations
@@ -90,7 +94,8 @@ def pilot_trace(config: Config, synthetic: Warmup, spec: RunSpec, start: StartPi
 
     It runs for at least ``sim.warmup_s`` and until the clients have committed
     ``PILOT_TXNS_PER_CLIENT`` transactions each and ``PILOT_REQUESTS`` requests in all (at
-    most ``PILOT_MAX_US``), so that r_i and c_i rest on enough requests. Runs on one engine
+    most ``PILOT_MAX_US``), so that r_i and c_i rest on enough requests; a replayed trace's
+    for ``sim.warmup_s`` exactly (the module docstring says why). Runs on one engine
     that differ only in switch memory or allocation policy share their warm-up run, which is
     kept per process.
     """
@@ -101,9 +106,11 @@ def pilot_trace(config: Config, synthetic: Warmup, spec: RunSpec, start: StartPi
     servers_only = plan_from_trace(synthetic, config, spec.hold_us, slots=0)
     pilot = start(*servers_only, [config.sim.seed, PILOT_STREAM])
     wanted = PILOT_TXNS_PER_CLIENT * config.workload.clients
-    until = max(config.sim.warmup_s * 1e6, PILOT_STEP_US)
+    replayed = config.workload.kind == "trace"
+    until = config.sim.warmup_s * 1e6 if replayed else max(config.sim.warmup_s * 1e6,
+                                                             PILOT_STEP_US)
     pilot.advance(until)
-    while ((pilot.committed < wanted or pilot.granted < PILOT_REQUESTS)
+    while (not replayed and (pilot.committed < wanted or pilot.granted < PILOT_REQUESTS)
            and until < PILOT_MAX_US):
         until += PILOT_STEP_US
         pilot.advance(until)
@@ -125,6 +132,10 @@ def plan_from_file(config: Config) -> tuple[Plan, Partition]:
     if plan.geometry != config.geometry:
         raise ConfigError(f"{path}: geometry: the plan was made for other register arrays or "
                           f"priorities than this config's switch")
+    if plan.summary.slots_used > config.switch.slots:
+        raise ConfigError(f"{path}: the plan uses {plan.summary.slots_used:,} switch slots but "
+                          f"switch.slots is {config.switch.slots:,}; re-plan with --slots "
+                          f"{config.switch.slots} (a plan is used as made, never cut down)")
     group = config.policy.coarse_group
     if plan.inputs.lock_group != group:
         raise ConfigError(f"{path}: inputs.lock_group: the plan merges "

@@ -11,7 +11,8 @@ from tests.sim.helpers import CONFIGS, SHORT
 
 
 def test_sim_json_prints_one_contract_object(run, tmp_path):
-    result = run("sim", CONFIGS / "micro-exclusive.yaml", *SHORT, "--json", "--out", tmp_path)
+    result = run("sim", CONFIGS / "micro-exclusive.yaml", *SHORT, "--json", "--out", tmp_path,
+                 "--engine", "simpy")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["engine"] == "simpy"
@@ -46,6 +47,18 @@ def test_a_missing_config_file_is_exit_2(run, tmp_path):
     result = run("sim", tmp_path / "nope.yaml")
     assert result.exit_code == 2
     assert "nope.yaml" in result.stderr
+
+
+def test_the_default_engine_is_the_fast_one_where_it_models_the_config(run):
+    fast = run("sim", CONFIGS / "micro-exclusive.yaml", *SHORT, "--json")
+    assert fast.exit_code == 0, fast.output
+    assert json.loads(fast.stdout)["engine"] == "fast"
+    assert "engine: fast (auto" in fast.stderr
+    failing = run("sim", CONFIGS / "micro-exclusive.yaml", *SHORT, "--json", "--set",
+                  "failures.switch_fail_s=0.0005")
+    assert failing.exit_code == 0, failing.output
+    assert json.loads(failing.stdout)["engine"] == "simpy"
+    assert "engine: simpy (auto: the fast engine does not model" in failing.stderr
 
 
 def test_an_unknown_engine_is_refused(run):
@@ -119,6 +132,6 @@ def test_on_a_terminal_the_run_shows_progress_on_stderr_only(tmp_path):
                            "--json"], env={**os.environ, "TTY_COMPATIBLE": "1"},
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "simulating (simpy engine)" in done.stderr and "ms" in done.stderr
+    assert "simulating (fast engine)" in done.stderr and "ms" in done.stderr
     assert isinstance(json.loads(done.stdout), dict)
     assert "simulating" not in done.stdout
