@@ -33,8 +33,8 @@ an attempt sends its first acquire, each grant sends the next; commit and give-u
 reverse order, one by one, each release sent when the manager says the previous one is done
 (:meth:`Client.on_released`); the next transaction (or the retry's back-off) starts when the
 last is done. Such an attempt is given up after the manager's ``attempt_timeout_us``, not the
-NetLock client's timeout. A lock's wait (its request's latency, and what the liveness
-checker sees) begins when its acquire is sent.
+NetLock client's timeout. A request's latency runs from when its acquire is sent; its
+transaction still asked for it at the first attempt's start (``asked_us``).
 
 Clients know only the lock manager's packet entry point and the network; nothing here is
 specific to NetLock.
@@ -438,7 +438,7 @@ class Client(FaultyLinks):
                 req.op = RELEASE
                 releases.append(req)
             add_use((req.t_grant, req.t_grant - req.t_created, tenant, req.source, req.lock,
-                     req.mode, end, cid, req.t_created if self.sequential else asked))
+                     req.mode, end, cid, asked))
         self.held = []
         return releases, all_valid
 
@@ -533,7 +533,7 @@ class Client(FaultyLinks):
         self.held = []
         if self.sequential:
             if self.asking is not None and self.asking.lock not in using:
-                self.rec.open_waits.append((self.asking.lock, self.asking.t_created, now))
+                self.rec.open_waits.append((self.asking.lock, self.txn_start, now))
             return
         self.rec.open_waits += [(lock, self.txn_start, now) for lock in self.locks
                                 if lock not in using]

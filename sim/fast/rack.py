@@ -9,7 +9,8 @@ switch does not own, and overflow, go to the lock server owning the lock's parti
 (overflow and the notify/push-back protocol on reliable hops), whose answers travel
 server -> switch -> client. A lock server runs :mod:`netlock.lockserver.kernels` on the rack's
 server state behind cores that each take ``P_SERVICE_US`` per packet (RSS by a hash of the
-lock id) and FIFO links.
+lock id) and FIFO links; a core's grants and push-backs leave in TX bursts
+(:mod:`netlock.lockserver.txburst`: ``tx``/``tx_buf``, ``E_DRAIN`` events).
 """
 
 from __future__ import annotations

@@ -14,10 +14,12 @@ from tests.sim.helpers import CONFIGS, config, private_locks_trace
 
 
 def test_zero_switch_slots_give_the_lock_servers_capacity():
-    """Every request is served by the servers, which are saturated: 120 clients keep
-    ~30 requests queued at each of the 4 cores, so throughput = servers x capacity."""
+    """Every request is served by the servers, which are saturated: 240 clients keep
+    ~60 requests queued at each of the 4 cores (also while grants wait for their core's TX
+    drain), so throughput = servers x capacity."""
     cfg = config("micro-exclusive", switch__slots=0, servers__count=2, servers__cores=2,
-                 servers__rate_rps=8e6, sim__duration_s=0.004, sim__warmup_s=0.001)
+                 servers__rate_rps=8e6, workload__clients=240, sim__duration_s=0.004,
+                 sim__warmup_s=0.001)
     summary = simulate(cfg).summary
     capacity = cfg.servers.count * cfg.servers.capacity_rps
     assert cfg.servers.capacity_rps == 2e6
@@ -28,9 +30,10 @@ def test_zero_switch_slots_give_the_lock_servers_capacity():
 @pytest.mark.parametrize("cores", [1, 2, 4])
 def test_lock_server_capacity_grows_with_its_cores(cores):
     """A saturated lock server completes rate_rps / rate_cores lock requests per second per
-    core (the paper's Figure 9 varies the server's cores 1..8)."""
+    core (the paper's Figure 9 varies the server's cores 1..8); 480 closed-loop clients keep
+    even 4 cores busy while grants wait for their core's TX drain."""
     cfg = config("micro-exclusive", switch__slots=0, servers__count=1, servers__cores=cores,
-                 workload__clients=240, sim__duration_s=0.003, sim__warmup_s=0.001)
+                 workload__clients=480, sim__duration_s=0.003, sim__warmup_s=0.001)
     summary = simulate(cfg).summary
     per_core = cfg.servers.rate_rps / cfg.servers.rate_cores
     assert summary["throughput_rps"] == pytest.approx(cores * per_core, rel=0.03)

@@ -18,7 +18,7 @@ DrTM lays it out (``drtm_lock_client.cc``: bit 63, 8 owner bits, 55 bits of end 
 Its clients take locks one at a time, as the DSLR authors' harness drives DrTM
 (``src/new_proto4/lock_simulator.cc`` ``LockSimulator::run``: each lock awaited before the
 next, lines 98-200; a FAILURE from ``drtm_lock_client.cc`` reverts the held locks one by one
-and backs off, lines 156-162; unlocks in reverse, each awaited, skipping DrTM's shared locks,
+and backs off, lines 154-162; unlocks in reverse, each awaited, skipping DrTM's shared locks,
 lines 249-254).
 """
 

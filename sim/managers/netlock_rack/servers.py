@@ -151,6 +151,11 @@ class ServerNode:
         for packet in packets:
             self.m.server_send(self, packet, depart)
 
+    def control(self, actions: list[Action]) -> None:
+        """Send actions the server's control logic produced (lease sweep, grace end) now."""
+        if self.alive and actions:
+            self.m.server_actions(self, actions, 0.0)
+
     def fail(self) -> None:
         self.alive = False
         for core in range(self.cores):
