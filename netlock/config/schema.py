@@ -160,14 +160,24 @@ class Policy:
         "path": True})
 
 
+MAX_SIM_S = 3600.0
+"""The longest simulated span a run may ask for, s: far past what finishes (a simulated
+second of the paper's rack is about 10^8 events)."""
+MAX_SEED = 2**63 - 1
+"""Seeds reach the engines' int64 arrays and numpy's generators."""
+
+
 @dataclass(frozen=True)
 class Sim:
     """The simulation run: time span, seed and engine."""
 
-    duration_s: float = key(0.02, "simulated time measured, after the warm-up, s", above=0.0)
+    duration_s: float = key(0.02, "simulated time measured, after the warm-up, s (at most "
+                            "an hour: the engines simulate about a millisecond of a busy "
+                            "rack per wall second)", above=0.0, max=MAX_SIM_S)
     warmup_s: float = key(0.002, "simulated time run before the measured duration and "
-                          "discarded from the measurements, s", min=0.0)
-    seed: int = key(1, "random seed of the run", min=0)
+                          "discarded from the measurements, s", min=0.0, max=MAX_SIM_S)
+    seed: int = key(1, "random seed of the run (a 64-bit signed integer, >= 0)", min=0,
+                    max=MAX_SEED)
     engine: str = key("simpy", "simulation engine", choices=("simpy", "fast"))
     timeseries_bin_s: float = key(0.001, "width of the throughput-over-time bins, s",
                                   above=0.0)
