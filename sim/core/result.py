@@ -22,6 +22,7 @@ import pandas as pd
 
 from netlock import atomic
 from netlock.config import Config
+from netlock.errors import OutputError
 from netlock.plan import Plan
 from sim.core.liveness import count_stalled
 from sim.core.metrics import Latency, plan_predicted, timeseries
@@ -46,21 +47,31 @@ class SimResult:
         return self.summary
 
     def write(self, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
-        """Write ``summary.json``, ``config.json`` and the tables (Parquet or CSV)."""
+        """Write the tables (Parquet or CSV), ``config.json`` and last ``summary.json``, the
+        mark of a complete folder. If any cannot be written (a full disk, a read-only
+        folder) the ones written are removed and :class:`OutputError` names the problem."""
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, doc in (("summary.json", self.summary), ("config.json", self.config)):
-            atomic.write_text(out / name, json.dumps(doc, indent=2, default=_plain) + "\n")
-            written.append(out / name)
-        for name, frame in (("requests", self.requests), ("txns", self.txns),
-                            ("timeseries", self.timeseries)):
-            path = out / f"{name}.{fmt}"
-            if fmt == "csv":
-                atomic.write_with(path, lambda tmp, f=frame: f.to_csv(tmp, index=False))
-            else:
-                atomic.write_with(path, lambda tmp, f=frame: f.to_parquet(tmp, index=False))
-            written.append(path)
+        written: list[Path] = []
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            for name, frame in (("requests", self.requests), ("txns", self.txns),
+                                ("timeseries", self.timeseries)):
+                path = out / f"{name}.{fmt}"
+                if fmt == "csv":
+                    atomic.write_with(path, lambda tmp, f=frame: f.to_csv(tmp, index=False))
+                else:
+                    atomic.write_with(path,
+                                      lambda tmp, f=frame: f.to_parquet(tmp, index=False))
+                written.append(path)
+            for name, doc in (("config.json", self.config), ("summary.json", self.summary)):
+                atomic.write_text(out / name, json.dumps(doc, indent=2, default=_plain) + "\n")
+                written.append(out / name)
+        except OSError as exc:
+            for path in written:
+                path.unlink(missing_ok=True)
+            where = exc.filename or out
+            raise OutputError(f"--out {out}: cannot write {where}: "
+                              f"{exc.strerror or exc}") from None
         return written
 
 
