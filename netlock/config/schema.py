@@ -123,10 +123,13 @@ class NetworkConfig:
     jitter_us: float = key(0.5, "standard deviation of per-packet delay noise, us", min=0.0)
     loss: float = key(0.0, "per-packet loss probability", min=0.0, below=1.0)
     duplicate: float = key(0.0, "per-packet probability that a client<->switch hop delivers "
-                           "the packet twice (the copy trails it by one more hop delay)",
+                           "the packet twice (the copy trails it by one more hop delay); "
+                           "none for the RDMA designs (dslr, drtm, rdma-cas) and concordia, "
+                           "entered in the client's library and riding reliable connections",
                            min=0.0, below=1.0)
     reorder: float = key(0.0, "per-packet probability that a client<->switch hop holds the "
-                         "packet back by an extra delay, so later packets overtake it",
+                         "packet back by an extra delay, so later packets overtake it (not "
+                         "for the designs in the client's library, as network.duplicate)",
                          min=0.0, below=1.0)
     reorder_delay_us: float = key(10.0, "mean of the exponential extra delay of a reordered "
                                   "packet, us", above=0.0)
