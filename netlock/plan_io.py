@@ -8,6 +8,8 @@ the side file first, so a plan YAML never points at a missing or partial side fi
 
 from __future__ import annotations
 
+import math
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,7 @@ import yaml
 from netlock import atomic
 from netlock.errors import PlanError
 from netlock.geometry import SwitchGeometry
-from netlock.inputs import load_yaml
+from netlock.inputs import input_file, load_yaml
 from netlock.plan import (
     PLAN_FORMAT_VERSION,
     PartitionRange,
@@ -81,6 +83,14 @@ def _entries_from_frame(frame: pd.DataFrame, source: str) -> SwitchEntries:
         if c not in frame.columns:
             continue
         values = pd.to_numeric(frame[c], errors="coerce")
+        if c == "rate_rps":
+            given = frame[c].notna().to_numpy()
+            number = values.to_numpy(dtype=np.float64)
+            bad = given & ~(np.isfinite(number) & (number >= 0))
+            if bad.any():
+                row = int(np.argmax(bad))
+                raise PlanError(f"{source}: row {row}: entries.rate_rps: not a finite "
+                                f"number >= 0: {frame[c].iloc[row]!r}")
         bad = values.isna().to_numpy()
         if c in _ENTRY_INT_COLUMNS:
             bad = bad | (values.fillna(0) % 1 != 0).to_numpy()
@@ -90,6 +100,24 @@ def _entries_from_frame(frame: pd.DataFrame, source: str) -> SwitchEntries:
     n = len(frame)
     cols.setdefault("priority", np.zeros(n, dtype=np.int64))
     return SwitchEntries(**cols)
+
+
+def _check_numbers(section: object, where: str) -> None:
+    """Every int or float field of a plan section (:class:`PlanInputs`,
+    :class:`PlanSummary`) holds a finite number, or None where the field allows it."""
+    for fld in fields(section):  # type: ignore[arg-type]
+        kind = str(fld.type)
+        if not kind.startswith(("int", "float")):
+            continue
+        value = getattr(section, fld.name)
+        if value is None and "None" in kind:
+            continue
+        whole = kind.startswith("int")
+        ok = (isinstance(value, int) if whole else isinstance(value, int | float)
+              ) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok:
+            wanted = "an integer" if whole else "a finite number"
+            raise PlanError(f"{where}.{fld.name}: must be {wanted}, got {value!r}")
 
 
 def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Plan:
@@ -113,8 +141,11 @@ def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Pl
                           for p in doc.get("partition") or [])
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanError(f"{source}: inputs/summary/partition: {exc}") from None
+    for name, section in (("inputs", inputs), ("summary", summary)):
+        _check_numbers(section, f"{source}: {name}")
     if "entries_file" in doc:
         side = (base_dir or Path(".")) / str(doc["entries_file"])
+        input_file(side, PlanError, "plan entries file")
         try:
             frame = pd.read_parquet(side)
         except (OSError, ValueError) as exc:
@@ -125,8 +156,6 @@ def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Pl
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise PlanError(f"{source}: entries: expected a list of mappings")
         frame = pd.DataFrame(rows, columns=None if rows else list(SwitchEntries.COLUMNS))
-        if "rate_rps" in frame.columns:
-            frame["rate_rps"] = frame["rate_rps"].astype("float64")
         entries = _entries_from_frame(frame, source) if rows else SwitchEntries.empty()
     try:
         plan = Plan(geometry=geometry, policy=str(doc["policy"]), inputs=inputs, entries=entries,

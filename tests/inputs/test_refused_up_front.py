@@ -129,3 +129,21 @@ def test_replayed_trace_ids_are_validated_by_row_and_field(tmp_path, trace_csv, 
     said = refused("sim", MICRO, "--set", "workload.kind=trace", "--set",
                    f"workload.trace={bad}", "--set", "sim.duration_s=0.0001")
     assert f"{bad}: row 5: {column}: must be a whole number in [0, 2^53], got {shown}" in said
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("  rate_rps: ", "  rate_rps: fast #", "row 0: entries.rate_rps: not a finite number >= 0"),
+    ("server_rate_rps: ", "server_rate_rps: lots #",
+     "inputs.server_rate_rps: must be a finite number, got 'lots'"),
+    ("slots_used: ", "slots_used: 1.5 #", "summary.slots_used: must be an integer"),
+])
+def test_plan_fields_of_the_wrong_type_are_named(tmp_path, trace_csv, old, new, said):
+    plan = tmp_path / "plan.yaml"
+    result = CliRunner().invoke(app, ["plan", str(trace_csv), "--out", str(plan), "--slots",
+                                      "100"])
+    assert result.exit_code == 0, result.output
+    plan.write_text(plan.read_text().replace(old, new, 1))
+    state = tmp_path / "switch.json"
+    assert said in refused("push", str(plan), "--state", str(state), out=state)
+    assert said in refused("sim", MICRO, "--set", f"policy.plan={plan}",
+                           "--set", "sim.duration_s=0.0001")
