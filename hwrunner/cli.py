@@ -45,6 +45,7 @@ from netlock.cli.common import (
     set_option,
     stderr,
 )
+from netlock.config.schema import MAX_SEED
 from netlock.errors import ConfigError, PlanError, TargetError
 from netlock.plan import Plan
 from netlock.plan_io import load_plan, save_plan
@@ -496,7 +497,7 @@ RequestsOpt = Annotated[int | None, typer.Option(
     "--requests", min=1, help="lock requests: with a config, how many to generate "
     "\\[default: 100000]; with a trace, replay only the first ones")]
 SeedOpt = Annotated[int | None, typer.Option(
-    "--seed", help="with a config: RNG seed \\[default: sim.seed]")]
+    "--seed", min=0, max=MAX_SEED, help="with a config: RNG seed \\[default: sim.seed]")]
 CountersOutOpt = Annotated[Path | None, typer.Option(
     "--server-counters", help="write the lock servers' per-lock counters (lock_id, requests, "
     "peak_occupancy) to this .csv/.parquet, for netlock autopilot",

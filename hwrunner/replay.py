@@ -237,10 +237,13 @@ def load_requests(source: Path, requests: int | None = None, sets: list[str] | N
     from planner import settings
 
     if source.suffix.lower() in (".yaml", ".yml"):
+        from netlock.memory import check_fits
+        from sim.footprint import trace_needs
         from sim.workloads import workload_from_config
         from sim.workloads.tracegen import trace_from_config
 
         cfg = settings.run_config(source, parse_sets(sets))
+        check_fits(trace_needs(cfg, requests or 100_000))
         cols = trace_from_config(cfg, requests or 100_000, seed, workload_from_config(cfg))
         lock_id, mode, t_request, t_release = (cols[c] for c in ("lock_id", "mode",
                                                                   "t_request", "t_release"))

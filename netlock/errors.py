@@ -50,3 +50,8 @@ def where(path: object, field: str | None = None, row: int | None = None) -> str
     if field:
         parts.append(field)
     return ": ".join(parts)
+
+
+class OutputError(NetlockError):
+    """An output cannot be written (a read-only or full filesystem, a file where a folder
+    should be); nothing partial is left behind."""

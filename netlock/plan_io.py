@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +26,7 @@ import yaml
 from netlock import atomic
 from netlock.errors import PlanError
 from netlock.geometry import SwitchGeometry
-from netlock.inputs import load_yaml
+from netlock.inputs import input_file, load_yaml
 from netlock.plan import (
     PLAN_FORMAT_VERSION,
     PartitionRange,
@@ -100,6 +102,7 @@ def _side_entries(doc: dict, source: str, base_dir: Path) -> SwitchEntries:
         raise PlanError(f"{source}: entries_file: {str(name)[:80]!r} is not a file name beside "
                         f"the plan (no folders, no '..')")
     side = base_dir / name
+    input_file(side, PlanError, "plan entries file")
     want = doc.get("entries_sha256")
     if want is not None and not (isinstance(want, str) and len(want) == 64):
         raise PlanError(f"{source}: entries_sha256: expected 64 hex digits")
@@ -127,6 +130,14 @@ def _entries_from_frame(frame: pd.DataFrame, source: str) -> SwitchEntries:
         if c not in frame.columns:
             continue
         values = pd.to_numeric(frame[c], errors="coerce")
+        if c == "rate_rps":
+            given = frame[c].notna().to_numpy()
+            number = values.to_numpy(dtype=np.float64)
+            bad = given & ~(np.isfinite(number) & (number >= 0))
+            if bad.any():
+                row = int(np.argmax(bad))
+                raise PlanError(f"{source}: row {row}: entries.rate_rps: not a finite "
+                                f"number >= 0: {frame[c].iloc[row]!r}")
         bad = values.isna().to_numpy()
         if c in _ENTRY_INT_COLUMNS:
             bad = bad | (values.fillna(0) % 1 != 0).to_numpy()
@@ -136,6 +147,24 @@ def _entries_from_frame(frame: pd.DataFrame, source: str) -> SwitchEntries:
     n = len(frame)
     cols.setdefault("priority", np.zeros(n, dtype=np.int64))
     return SwitchEntries(**cols)
+
+
+def _check_numbers(section: object, where: str) -> None:
+    """Every int or float field of a plan section (:class:`PlanInputs`,
+    :class:`PlanSummary`) holds a finite number, or None where the field allows it."""
+    for fld in fields(section):  # type: ignore[arg-type]
+        kind = str(fld.type)
+        if not kind.startswith(("int", "float")):
+            continue
+        value = getattr(section, fld.name)
+        if value is None and "None" in kind:
+            continue
+        whole = kind.startswith("int")
+        ok = (isinstance(value, int) if whole else isinstance(value, int | float)
+              ) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok:
+            wanted = "an integer" if whole else "a finite number"
+            raise PlanError(f"{where}.{fld.name}: must be {wanted}, got {value!r}")
 
 
 def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Plan:
@@ -159,6 +188,8 @@ def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Pl
                           for p in doc.get("partition") or [])
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanError(f"{source}: inputs/summary/partition: {exc}") from None
+    for name, section in (("inputs", inputs), ("summary", summary)):
+        _check_numbers(section, f"{source}: {name}")
     if "entries_file" in doc:
         entries = _side_entries(doc, source, base_dir or Path("."))
     else:
@@ -166,8 +197,6 @@ def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Pl
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise PlanError(f"{source}: entries: expected a list of mappings")
         frame = pd.DataFrame(rows, columns=None if rows else list(SwitchEntries.COLUMNS))
-        if "rate_rps" in frame.columns:
-            frame["rate_rps"] = frame["rate_rps"].astype("float64")
         entries = _entries_from_frame(frame, source) if rows else SwitchEntries.empty()
     try:
         plan = Plan(geometry=geometry, policy=str(doc["policy"]), inputs=inputs, entries=entries,

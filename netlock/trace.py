@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from netlock import atomic
 from netlock.errors import TraceError
+from netlock.inputs import input_file
 from netlock.packets import EXCLUSIVE, SHARED
 
 REQUIRED_COLUMNS = ("lock_id", "mode", "t_request", "t_release", "client_id", "txn_id")
@@ -81,8 +82,7 @@ def read_trace(path: str | Path) -> Trace:
     """Read and validate a whole trace; any problem is a one-line :class:`TraceError`."""
     path = Path(path)
     fmt = trace_format(path)
-    if not path.is_file():
-        raise TraceError(f"{path}: cannot read: no such file")
+    input_file(path, TraceError, "trace")
     chunks = _csv_chunks(path) if fmt == "csv" else _parquet_chunks(path)
     columns = _Columns(_expected_rows(path, fmt))
     for batch in chunks:
@@ -159,7 +159,10 @@ def trace_digest(path: str | Path) -> str:
 
 
 def _check_columns(path: Path, names: list[str]) -> list[str]:
-    """The columns to read; a missing required column is a TraceError."""
+    """The columns to read; a missing or repeated required column is a TraceError."""
+    for name in sorted(set(names)):
+        if names.count(name) > 1 and name in (*REQUIRED_COLUMNS, "priority"):
+            raise TraceError(f"{path}: column {name!r}: appears {names.count(name)} times")
     for name in REQUIRED_COLUMNS:
         if name not in names:
             raise TraceError(f"{path}: column {name!r}: missing (the trace has "

@@ -38,6 +38,12 @@ SIMPY_CLIENT_OBJECT_BYTES = 20_000
 """A simpy client's Python objects (process, generator frames, random generator, machine)."""
 MICRO_LOCK_BYTES = 13 * WORD
 ZIPF_LOCK_BYTES = 2 * WORD
+SERVER_BYTES = 57_000
+"""A simpy lock server's Python objects (its lock-server state, links and cores), measured
+with tracemalloc over 1,000 ``sim.managers.server.manager.Server`` of 8 cores."""
+TIMESERIES_BIN_BYTES = 100
+"""One bin of one tenant's throughput series (:func:`sim.core.metrics.timeseries`): its
+edge, two histogram counts and four columns, held twice while concatenated."""
 TRACE_REQUEST_BYTES = 150
 """A generated trace's six columns (41 bytes a request), held about three times over while
 they are drawn, cut to length and sorted (:func:`sim.workloads.tracegen.generate_trace`)."""
@@ -96,6 +102,16 @@ def run_needs(config: Config, engine: str | None = None) -> list[Need]:
              Need(f"switch.arrays ({slots} slots)", "the switch's slot registers",
                   slots * slot_bytes(geometry.priorities)),
              *workload_needs(config)]
+    servers = config.servers
+    needs.append(Need(f"servers.count={servers.count}", "the lock servers' state",
+                      servers.count * (SERVER_BYTES + servers.cores * WORD)))
+    if servers.count:
+        needs.append(Need(f"servers.cores={servers.cores}", "the lock servers' cores",
+                          servers.count * servers.cores * 2 * WORD))
+    bins = config.sim.end_s / config.sim.timeseries_bin_s
+    needs.append(Need(f"sim.timeseries_bin_s={config.sim.timeseries_bin_s:g}",
+                      f"{bins:.3g} bins of the throughput series",
+                      bins * max(len(config.tenants), 1) * TIMESERIES_BIN_BYTES))
     if wl.kind == "micro":
         needs.append(Need(f"workload.locks={wl.locks}", "the per-lock popularity and plan "
                           "columns", wl.locks * MICRO_LOCK_BYTES))

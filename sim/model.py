@@ -139,6 +139,11 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
     tenant_of = {t.id: t for t in config.tenants}
     tenants = list(config.client_tenants)
     manager = make_manager(ManagerContext(engine, network, config, spec, plan, partition))
+    if manager.entry_hops == 0:
+        # A design in the client's own library is entered by a call, not a packet, and its
+        # RDMA verbs ride reliable connections (docs/config.md, network.duplicate): no
+        # copy or reordering reaches it.
+        network.faults = None
     rack = SimpyRack(engine, network, recorder, manager)
     cl = config.clients
     # The clients' per-packet send and receive processing applies to lock packets that

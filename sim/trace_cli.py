@@ -15,6 +15,7 @@ import typer
 
 from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, parse_sets
 from netlock.cli.console import status
+from netlock.config.schema import MAX_SEED
 from planner.cli import ConfigOpt, JsonOpt, SetOpt
 
 LARGE_TRACE = 1_000_000
@@ -40,8 +41,8 @@ def trace_gen_command(
                                       rich_help_panel=OUTPUT_PANEL)],
     requests: Annotated[int, typer.Option("--requests", min=1,
                                           help="lock requests (rows) to write")] = 1_000_000,
-    seed: Annotated[int | None, typer.Option("--seed", help="random seed (default: "
-                                             "sim.seed)")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, max=MAX_SEED,
+                                             help="random seed (default: sim.seed)")] = None,
     generator: Annotated[TpccGenerator | None, typer.Option(
         "--generator", help="tpcc: dslr (DSLR's generator, the traces the paper replays), "
         "dslr_uniform (its transactions on uniform lock ids) or sketch (NewOrder only); "

@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from netlock.cli import interrupt
-from netlock.errors import ConfigError, NetlockError
+from netlock.errors import ConfigError, NetlockError, OutputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,7 +38,8 @@ def json_option(on_stderr: str) -> Any:
 
 
 def guarded(func: F) -> F:
-    """Turn a :class:`NetlockError` raised by a command into one stderr line and exit 2, and
+    """Turn a :class:`NetlockError` or an ``OSError`` (:func:`os_problem`) raised by a
+    command into one stderr line and exit 2, and
     Ctrl-C (or an error it caused, see :mod:`netlock.cli.interrupt`) into ``netlock:
     interrupted`` and exit 130 (its workers stopped). Numeric warnings
     (numpy's RuntimeWarning) are not shown: bad input they point at is checked and reported
@@ -57,6 +58,11 @@ def guarded(func: F) -> F:
         except NetlockError as exc:
             typer.echo(f"netlock: error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except OSError as exc:
+            if interrupt.pending():
+                _interrupted()
+            typer.echo(f"netlock: error: {os_problem(exc)}", err=True)
+            raise typer.Exit(OutputError.exit_code) from None
         except Exception:
             if not interrupt.pending():
                 raise
@@ -65,6 +71,13 @@ def guarded(func: F) -> F:
             _interrupted()
 
     return wrapper  # type: ignore[return-value]
+
+
+def os_problem(exc: OSError) -> str:
+    """An operating-system error as one line naming the file (a full disk, a read-only
+    folder, a file where a folder should be): the environment's problem, not a bug."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
 
 
 def _interrupted() -> None:

@@ -101,8 +101,10 @@ class Concordia:
                                      "trips (network.rtt_us) is sent again", above=0.0)
     unlock_timeout_rtt: float = key(3.0, "an unlock unacknowledged for this many round "
                                     "trips is sent again", above=0.0)
-    retry_us: float = key(0.0, "wait before a requester retries after a failed ACK, us",
-                          min=0.0)
+    backoff_spins: int = key(100, "PAUSE instructions per unit of the back-off after an "
+                             "abort: the wait is backoff_spins x 2^shifts x pause_us (GAM's "
+                             "transaction engine)", min=0)
+    pause_us: float = key(0.0045, "duration of one PAUSE instruction, us", min=0.0)
 
 
 @dataclass(frozen=True)

@@ -129,10 +129,13 @@ class NetworkConfig:
     jitter_us: float = key(0.5, "standard deviation of per-packet delay noise, us", min=0.0)
     loss: float = key(0.0, "per-packet loss probability", min=0.0, below=1.0)
     duplicate: float = key(0.0, "per-packet probability that a client<->switch hop delivers "
-                           "the packet twice (the copy trails it by one more hop delay)",
+                           "the packet twice (the copy trails it by one more hop delay); "
+                           "none for the RDMA designs (dslr, drtm, rdma-cas) and concordia, "
+                           "entered in the client's library and riding reliable connections",
                            min=0.0, below=1.0)
     reorder: float = key(0.0, "per-packet probability that a client<->switch hop holds the "
-                         "packet back by an extra delay, so later packets overtake it",
+                         "packet back by an extra delay, so later packets overtake it (not "
+                         "for the designs in the client's library, as network.duplicate)",
                          min=0.0, below=1.0)
     reorder_delay_us: float = key(10.0, "mean of the exponential extra delay of a reordered "
                                   "packet, us", above=0.0)
@@ -166,14 +169,24 @@ class Policy:
         "path": True})
 
 
+MAX_SIM_S = 3600.0
+"""The longest simulated span a run may ask for, s: far past what finishes (a simulated
+second of the paper's rack is about 10^8 events)."""
+MAX_SEED = 2**63 - 1
+"""Seeds reach the engines' int64 arrays and numpy's generators."""
+
+
 @dataclass(frozen=True)
 class Sim:
     """The simulation run: time span, seed and engine."""
 
-    duration_s: float = key(0.02, "simulated time measured, after the warm-up, s", above=0.0)
+    duration_s: float = key(0.02, "simulated time measured, after the warm-up, s (at most "
+                            "an hour: the engines simulate about a millisecond of a busy "
+                            "rack per wall second)", above=0.0, max=MAX_SIM_S)
     warmup_s: float = key(0.002, "simulated time run before the measured duration and "
-                          "discarded from the measurements, s", min=0.0)
-    seed: int = key(1, "random seed of the run", min=0)
+                          "discarded from the measurements, s", min=0.0, max=MAX_SIM_S)
+    seed: int = key(1, "random seed of the run (a 64-bit signed integer, >= 0)", min=0,
+                    max=MAX_SEED)
     engine: str = key("simpy", "simulation engine", choices=("simpy", "fast"))
     timeseries_bin_s: float = key(0.001, "width of the throughput-over-time bins, s",
                                   above=0.0)

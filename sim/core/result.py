@@ -25,6 +25,7 @@ import pandas as pd
 
 from netlock import atomic
 from netlock.config import Config
+from netlock.errors import OutputError
 from netlock.plan import Plan
 from sim.core.liveness import count_stalled
 from sim.core.metrics import Latency, plan_predicted, timeseries
@@ -53,8 +54,17 @@ class SimResult:
         folder: into a temporary sibling, which then replaces ``out_dir`` (files there that
         a run does not write are carried over). A kill leaves the earlier run whole (at
         ``out_dir``, or at a hidden ``.NAME.old-*`` sibling if it came between the two
-        renames), never a mix of two runs."""
+        renames), never a mix of two runs. A folder that cannot be written (a full disk, a
+        read-only parent) is :class:`OutputError`, the earlier run left as it was."""
         out = Path(out_dir)
+        try:
+            return self._replace_folder(out, fmt)
+        except OSError as exc:
+            where = exc.filename or out
+            raise OutputError(f"--out {out}: cannot write {where}: "
+                              f"{exc.strerror or exc}") from None
+
+    def _replace_folder(self, out: Path, fmt: str) -> list[Path]:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
         try:

@@ -46,8 +46,8 @@ class TraceWorkload:
             ids = pd.read_csv(path, usecols=columns)
         else:
             ids = pd.read_parquet(path, columns=columns)
-        frame = pd.DataFrame({"txn": ids["txn_id"].to_numpy(np.int64),
-                              "client": ids["client_id"].to_numpy(np.int64),
+        frame = pd.DataFrame({"txn": id_column(ids, "txn_id", path),
+                              "client": id_column(ids, "client_id", path),
                               "lock": trace.lock_id, "mode": trace.mode,
                               "t": trace.t_request})
         first = frame.groupby("txn")["t"].transform("min")
@@ -88,3 +88,22 @@ class TraceWorkload:
     def describe(self) -> str:
         return (f"trace replay of {self.source}: {len(self._offsets) - 1} transactions over "
                 f"{self._n_locks} lock ids")
+
+
+MAX_ID = 2**53
+"""Transaction and client ids are integers in [0, 2^53]: exact in every reader's floats."""
+
+
+def id_column(frame: pd.DataFrame, column: str, path: str | Path) -> np.ndarray:
+    """``frame[column]`` as int64 ids, or a TraceError naming the file, row and field of the
+    first value that is not a whole number in [0, 2^53]."""
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(np.float64)
+    bad = ~(np.isfinite(values) & (values >= 0) & (values <= MAX_ID)
+            & (values == np.floor(values)))
+    if bad.any():
+        row = int(np.argmax(bad))
+        value = frame[column].iloc[row]
+        shown = repr(value) if isinstance(value, str) else str(value)
+        raise TraceError(f"{path}: row {row + 1}: {column}: must be a whole number in "
+                         f"[0, 2^53], got {shown}")
+    return values.astype(np.int64)

@@ -80,7 +80,7 @@ def check_s() -> float:
     return time.monotonic() - start
 
 
-@pytest.mark.parametrize("share", [0.1, 0.3, 0.5])
+@pytest.mark.parametrize("share", [0.2, 0.35, 0.5])
 def test_interrupt_while_importing(tmp_path, check_s, share):
     """Most of ``config check``'s time is imports; machines differ 4-6x, so the interrupt
     lands at a share of this machine's own run."""

@@ -6,14 +6,20 @@ workloads. Each lock id is a cache block; each lock request is one coherence eve
 **Lock path** (5.1). The requester's library sends the request to the ToR switch. If the
 switch owns the block (its tag is in the TAG array), the LCF pipeline tries the lock
 (:mod:`sim.managers.concordia.locks`): a lock it cannot take is a failed ACK straight back
-and the requester's transaction retries after ``retry_us`` (no queue); a lock it takes is
-forwarded to the other holders of the copyset, whose ACKs reach the requester (or to the
-home agent for an Unshared block, or answered at once when the requester is the only
-holder). Otherwise the switch forwards the request to the block's home agent (block mod
-``clients.machines``: every client machine is a memory node), which does the same in
-software, paying ``home_message_us`` of a core per message it receives or sends (its own
-forwards included). The requester is granted when the ACKs are in; its unlock goes to the
-owner the same way and is acknowledged. Cache agents answer without a CPU queue.
+and the requester's transaction aborts and retries after GAM's back-off (no queue;
+:mod:`sim.managers.concordia.backoff`); a lock it takes is forwarded to the other holders
+of the copyset, whose ACKs reach the requester (or to the home agent for an Unshared
+block, or answered at once when the requester is the only holder). Otherwise the switch
+forwards the request to the block's home agent (block mod ``clients.machines``: every
+client machine is a memory node), which does the same in software, paying
+``home_message_us`` of a core per message it receives or sends (its own forwards
+included). The requester is granted when the ACKs are in; its unlock goes to the owner the
+same way and is acknowledged. Cache agents answer without a CPU queue.
+
+**One event at a time.** A requester thread performs one read or write at a time and waits
+for its coherence event (section 5.1.1; GAM's no-wait 2PL engine, section 7.4, takes a
+transaction's locks as it accesses the records): the library starts a transaction's next
+lock request when the previous one is granted, and a failed ACK aborts the transaction.
 
 **Ownership migration** (5.2): every ``epoch_us`` the blocks move as
 :func:`sim.managers.concordia.ownership.plan_epoch` decides (each home agent's ``top_k``
@@ -29,12 +35,14 @@ a request its client no longer waits for is unlocked by the library.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Generator
 from typing import Any
 
 from sim.engine import ACQUIRE, EXCLUSIVE, Req
 from sim.managers.base import each_packet
 from sim.managers.concordia.agents import HomeAgent, Metadata
+from sim.managers.concordia.backoff import GamBackoff
 from sim.managers.concordia.locks import FAILED, STALE, RwLocks
 from sim.managers.concordia.ownership import plan_epoch
 from sim.managers.context import SERVER, SOURCES, SWITCH, ManagerContext
@@ -88,7 +96,10 @@ class ConcordiaManager:
         self.switch_hotness: dict[int, int] = {}
         self.in_switch: set[int] = set()
         self.meta = Metadata()
+        self.backoff = GamBackoff(c.backoff_spins, c.pause_us)
         self.events: dict[int, Event] = {}
+        self.lines: dict[int, tuple[int, deque[Req]]] = {}
+        """Per client: its attempt and the lock requests still to start, one at a time."""
         self.packet_handlers = [self.on_packets]
         self.warmup_us = cfg.sim.warmup_s * 1e6
         self.at_warmup = (0, 0)
@@ -98,21 +109,40 @@ class ConcordiaManager:
              "late_grants_unlocked", "migrated_in", "migrated_out", "epochs"), 0)
 
     def backoff_us(self, client: Any) -> float:
-        """A requester retries right after a failed ACK, or after ``retry_us`` (us)."""
-        return self.c.retry_us
+        """The wait before an aborted transaction is retried (us): GAM's rule."""
+        return self.backoff.backoff_us(client)
 
     def on_packets(self, first: Req) -> None:
         for req in each_packet(first):
             if req.op == ACQUIRE:
-                event = Event(req)
-                self.events[req.rid] = event
-                self.send_lock(event)
+                self.backoff.saw_request(req.client)
+                line = self.lines.get(req.client.cid)
+                if line is not None and line[0] == req.attempt:
+                    line[1].append(req)
+                else:
+                    self.lines[req.client.cid] = (req.attempt, deque())
+                    self.start_event(req)
             else:
                 event = self.events.get(req.rid)
                 if event is not None and event.state == GRANTED:
                     self.send_unlock(event)
 
     # --- the requester's library -------------------------------------------------------
+
+    def start_event(self, req: Req) -> None:
+        event = Event(req)
+        self.events[req.rid] = event
+        self.send_lock(event)
+
+    def next_event(self, req: Req) -> None:
+        """``req`` is granted: its transaction's next coherence event starts, if any."""
+        line = self.lines.get(req.client.cid)
+        if line is None or line[0] != req.attempt:
+            return
+        if line[1]:
+            self.start_event(line[1].popleft())
+        else:
+            del self.lines[req.client.cid]
 
     def send_lock(self, event: Event) -> None:
         event.sends += 1
@@ -142,12 +172,14 @@ class ConcordiaManager:
                 self.events.pop(req.rid, None)
                 self.counts["failed_acks"] += 1
                 if alive:
+                    self.lines.pop(req.client.cid, None)
                     req.client.on_denied(req)
             elif alive:
                 self.counts["granted"] += 1
                 self.counts["granted_in_switch"] += event.at_switch
                 req.source = SWITCH if event.at_switch else SERVER
                 req.client.receive(req, self.env._now, event.locked_at)
+                self.next_event(req)
             else:
                 self.counts["late_grants_unlocked"] += 1
                 self.send_unlock(event)
