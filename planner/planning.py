@@ -26,6 +26,8 @@ from netlock.plan import (
 )
 from netlock.trace import Trace
 from planner.allocate import POLICIES, allocate, server_load_rps, switch_rate
+from planner.closedloop import RackTiming, TxnSample, solve
+from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
 from planner.offered import closed_loop_rps, exclusive_shares
@@ -49,6 +51,10 @@ class PlanOptions:
     (:data:`planner.offered.HANDOVER_PASSES` passes). Given, the trace is read as the
     workload's demand and r_i are scaled to what a closed loop of its clients sustains
     (:mod:`planner.offered`); None keeps the trace's rates and states their bound."""
+    rack: RackTiming | None = None
+    """The rack's clients, network and lock servers (from the config). Given with a
+    handover, and the trace names its transactions, r_i and the lock servers needed come
+    from the closed-loop transaction model (:mod:`planner.closedloop`)."""
 
     def problem(self, geometry: SwitchGeometry) -> str | None:
         """The first unusable option as ``--flag: what``, or None."""
@@ -117,13 +123,17 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
     trace_hold_us = _mean_hold_us(trace)
     hold_us, hold_source = ((float(options.hold_time_us), "given")
                             if options.hold_time_us is not None else (trace_hold_us, "trace mean"))
-    demand = Demand.of(trace, options, trace_hold_us)
-    scale = demand.scale if options.handover_us is not None else 1.0
-    if scale < 1.0:
-        stats = replace(stats, rate_rps=stats.rate_rps * scale)
-    plan, slots = plan_from_stats(stats, geometry, options, hold_us, live, digest,
-                                  rates="closed-loop" if scale < 1.0 else "trace",
-                                  rate_scale=scale)
+    if options.handover_us is not None and options.rack is not None and trace.txn is not None:
+        plan, slots, demand, stats = _closed_loop_plan(trace, stats, geometry, options,
+                                                       hold_us, live, digest)
+    else:
+        demand = Demand.of(trace, options, trace_hold_us)
+        scale = demand.scale if options.handover_us is not None else 1.0
+        if scale < 1.0:
+            stats = replace(stats, rate_rps=stats.rate_rps * scale)
+        plan, slots = plan_from_stats(stats, geometry, options, hold_us, live, digest,
+                                      rates="closed-loop" if scale < 1.0 else "trace",
+                                      rate_scale=scale)
     entries, switch = plan.entries, plan.summary.switch_rps
     bound = st_bound_rps(options.slots, hold_us)
     return PlanReport(
@@ -137,6 +147,35 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
         warnings=demand.warnings(options) + _warnings(trace, geometry, options, switch,
                                                        bound, hold_us),
         coarse_group=options.coarse_group)
+
+
+def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
+                      options: PlanOptions, hold_us: float, live: Plan | None,
+                      digest: str | None) -> tuple[Plan, np.ndarray, Demand, LockStats]:
+    """Allocate on the trace's r_i (a uniform scale does not change Algorithm 3's choice),
+    then solve the transaction model with the locks left to the lock servers, scale r_i to
+    its total and size the servers by its rule (:mod:`planner.closedloop`)."""
+    assert options.rack is not None and trace.txn is not None
+    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
+    slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
+                     capacities, options.policy, options.seed)
+    sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
+    held = np.zeros(len(sample.lock_ids))
+    given = np.minimum(slots, stats.contention) / np.maximum(stats.contention, 1)
+    np.add.at(held, np.searchsorted(sample.lock_ids, stats.lock_id), given)
+    held = np.minimum(held, 1.0)
+    to_servers = sample.to_servers(held)
+    rates = solve(sample, options.rack, to_servers)
+    trace_rps = len(trace) / trace.duration_s
+    scale = rates.total_rps / trace_rps
+    needed = model_servers_needed(sample, options.rack, to_servers)
+    scaled = replace(stats, rate_rps=stats.rate_rps * scale)
+    plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
+                      rates="closed-loop (approx)", rate_scale=scale, servers=needed,
+                      switch_rps=rates.switch_rps)
+    in_flight = max(round(rates.total_rps * hold_us * 1e-6), 1)
+    demand = Demand(trace_rps, rates.total_rps, in_flight, rates.cycle_us)
+    return plan, slots, demand, scaled
 
 
 def plan_from_stats(stats: LockStats, geometry: SwitchGeometry, options: PlanOptions,
@@ -174,7 +213,8 @@ class PlanItems(Protocol):
 def build_plan(items: PlanItems, slots: np.ndarray, geometry: SwitchGeometry,
                options: PlanOptions, hold_time_us: float | None, *, live: Plan | None = None,
                partition: tuple[PartitionRange, ...] | None = None, digest: str | None = None,
-               rates: str = "trace", rate_scale: float = 1.0) -> Plan:
+               rates: str = "trace", rate_scale: float = 1.0,
+               servers: int | None = None, switch_rps: float | None = None) -> Plan:
     """The plan giving each item of ``items`` its ``slots``: the one builder of plans, for
     ``netlock plan``, the simulator's pilot and the autopilot.
 
@@ -183,13 +223,17 @@ def build_plan(items: PlanItems, slots: np.ndarray, geometry: SwitchGeometry,
     ``options.server_rate_rps``. ``partition`` is kept as given (the autopilot cannot add or
     remove lock servers); None splits the lock ids over the servers needed, keeping
     ``live``'s ranges as far as that count allows (:func:`planner.partition.keep_partition`).
+    ``servers`` is the lock servers needed and ``switch_rps`` the switch's rate when a
+    model decided them (else the server rate divided into the servers' load, and the
+    formula above).
     """
     entries = _entries(items, slots, geometry, live)
     total = float(items.rate_rps.sum())
     switch = min(switch_rate(items.rate_rps, items.contention,
-                             np.minimum(slots, items.contention)), total)
+                             np.minimum(slots, items.contention)) if switch_rps is None
+                 else switch_rps, total)
     server = max(total - switch, 0.0)
-    needed = servers_needed(server, options.server_rate_rps)
+    needed = servers_needed(server, options.server_rate_rps) if servers is None else servers
     if partition is None:
         partition = _partition(items, slots, max(needed, 1), live)
     plan = Plan(

@@ -13,10 +13,6 @@ from netlock.client import longest_hold_us
 from netlock.config import Config
 from netlock.errors import ConfigError
 
-DATA_READ_HOPS = 4
-"""TPC-C transactions read their rows once locked: one round trip to a database server
-(client -> switch -> server and back). Microbenchmark and trace replays model locks only."""
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -73,9 +69,8 @@ def most_locks_per_txn(config: Config) -> int:
 def run_spec(config: Config) -> RunSpec:
     """The derived parameters of ``config``; a ConfigError naming ``lease.us`` when the
     lease is too short for the clients to use it as the rules require."""
-    reads_data = config.workload.kind == "tpcc"
-    one_rtt = reads_data and config.network.one_rtt
-    fetch_hops = DATA_READ_HOPS if reads_data and not one_rtt else 0
+    one_rtt = config.workload.kind == "tpcc" and config.network.one_rtt
+    fetch_hops = config.fetch_hops
     lease, guard = config.lease.us, lease_guard_us(config)
     if lease <= guard:
         raise ConfigError(f"{config.source}: lease.us: {lease:g} us is too short: clients keep "
