@@ -35,7 +35,8 @@ with rtt_c the client's round trip (network plus its send and receive processing
 probability that j has a request the switch does not hold (a lock without slots, a share
 min(s_i, c_i) / c_i held, or one the sample saw once: :meth:`TxnSample.to_servers`) and E
 the lock server's round trip, service and queueing (Erlang C over its cores, utilisation
-U = X x server requests per transaction x 2 packet_us / (servers x cores)), h_i the hand-over (two switch passes, or two server
+U = X x server requests per transaction x 2 packet_us / (servers x cores)), h_i the
+hand-over (two switch passes, or two server
 packets), and f = (N - 1) / N the arrival theorem's correction (a context never queues
 behind itself). A hold is near-constant, so a request that finds the lock held waits half a
 hold (deterministic residual). Two bounds are exact and applied: no lock hands over faster
@@ -59,6 +60,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import gammaincc
 
 from netlock.config import Config
 
@@ -137,15 +139,32 @@ class TxnSample:
     def sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def to_servers(self, held: np.ndarray) -> np.ndarray:
-        """Per request, the probability that a request like it reaches the lock servers
-        when the switch holds the share ``held[i]`` of dense lock i's requests (its slots
-        over its contention, min(s_i, c_i) / c_i, as the plan's switch rate): 1 - held,
-        and 1 when the sample saw its lock only this once (leave one out: a future request
-        for a lock the sample saw once is for a lock the plan would not have seen;
-        Good-Turing's estimate of the unseen share)."""
+    def seen_once(self) -> np.ndarray:
+        """Per request, whether the sample saw its lock only this once. A future request
+        like it is for a lock the plan would not have seen (leave one out; Good-Turing's
+        estimate of the unseen share), so it goes to the lock servers."""
         counts = np.bincount(self.lock, minlength=len(self.lock_ids))
-        return np.where(counts[self.lock] == 1, 1.0, 1.0 - held[self.lock])
+        return counts[self.lock] == 1
+
+    def repeat_weight(self) -> np.ndarray:
+        """Per request, the share of its lock's sampled count that future requests are
+        expected to repeat. A plan gives slots to the locks the sample saw most often, and
+        a count drawn high by chance regresses to the mean: the empirical-Bayes (gamma
+        prior, moment fit) posterior mean (r_i + alpha) / (1 + beta) over r_i, for locks
+        seen at least twice (at most 1; locks seen once are :meth:`seen_once`)."""
+        counts = np.bincount(self.lock, minlength=len(self.lock_ids)).astype(np.float64)
+        seen = counts[counts >= 2]
+        weight = np.ones(len(counts))
+        if len(seen) > 1:
+            mean, var = float(seen.mean()), float(seen.var())
+            if var <= mean:
+                posterior = np.full(len(counts), mean)
+            else:
+                beta = mean / (var - mean)
+                posterior = (counts + mean * beta) / (1 + beta)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                weight = np.where(counts >= 2, np.minimum(posterior / counts, 1.0), 1.0)
+        return weight[self.lock]
 
     def per_txn(self, exclusive: bool) -> np.ndarray:
         """Requests per transaction of each lock in one mode."""
@@ -169,50 +188,47 @@ class Rates:
     waits), ``servers`` (their CPU)."""
 
 
-def solve(sample: TxnSample, rack: RackTiming, req_server: np.ndarray,
+def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
           servers: int | None = None) -> Rates:
-    """The fixed point of the module doc; ``req_server[k]`` is whether request k of the
-    sample goes to the lock servers (:meth:`TxnSample.to_servers`); ``servers`` overrides
+    """The fixed point of the module doc. ``slots[i]`` is the switch's queue slots for
+    dense lock i (0: the lock servers hold it; ``inf``: unbounded); ``servers`` overrides
     ``rack.servers``."""
     count = rack.servers if servers is None else servers
     n = rack.clients
     f = (n - 1) / n
     a_x, a_s = sample.per_txn(True), sample.per_txn(False)
     sizes = sample.sizes.astype(np.float64)
+    starts = sample.offsets[:-1]
     txn_of = np.repeat(np.arange(sample.transactions), sample.sizes)
-    on_server = np.bincount(sample.lock, weights=req_server,
-                            minlength=len(a_x)) > 0.5 * np.bincount(sample.lock,
-                                                                    minlength=len(a_x))
-    req_server = np.asarray(req_server, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        stays = np.add.reduceat(np.log1p(-np.minimum(req_server, 1.0)), sample.offsets[:-1])
-    touches = 1.0 - np.exp(stays)
-    server_per_txn = float(req_server.sum()) / sample.transactions
+    unseen = sample.seen_once()
+    repeat = sample.repeat_weight()
+    slots = np.asarray(slots, dtype=np.float64)
     spread = (sizes - 1) * rack.acquire_gap_us
-    handover = np.where(on_server, HANDOVER_PASSES * rack.packet_us,
-                        HANDOVER_PASSES * rack.pass_us)
     base = rack.hold_us()
-    w_x = np.zeros(len(a_x))
-    w_s = np.zeros(len(a_x))
-    p_x = np.zeros(len(a_x))
-    p_s = np.zeros(len(a_x))
-    x = 0.0
-    util = 0.0
-    capacity = count * rack.cores / (2.0 * rack.packet_us) if count > 0 else 0.0
+    queues = count * rack.cores
+    w_x, w_s, p_x, p_s = (np.zeros(len(a_x)) for _ in range(4))
+    share = np.where(slots > 0, 1.0, 0.0)
+    x = util = 0.0
+    capacity = queues / (2.0 * rack.packet_us) if count > 0 else 0.0
     for _ in range(ITERATIONS):
+        req_server = np.where(unseen, 1.0, 1.0 - repeat * share[sample.lock])
+        batch = np.add.reduceat(req_server, starts)
+        touches = 1.0 - np.exp(np.add.reduceat(
+            np.log1p(-np.minimum(req_server, 1.0 - 1e-12)), starts))
+        server_per_txn = float(batch.mean())
+        server_us = (rack.server_rtt_us + rack.packet_us
+                     + _server_wait_us(util, batch, queues, rack.packet_us)) if queues \
+            else np.zeros(len(batch))
         w_req = np.where(sample.exclusive, w_x[sample.lock], w_s[sample.lock])
         p_req = np.where(sample.exclusive, p_x[sample.lock], p_s[sample.lock])
         waits = _last_grant_wait(w_req, p_req, txn_of, sample.offsets)
-        server_us = 0.0
-        if server_per_txn > 0:
-            server_us = rack.server_rtt_us + 2 * rack.packet_us + _server_wait_us(
-                util, rack.cores, rack.packet_us)
         attempt = spread + rack.client_rtt_us + touches * server_us + waits
         cycle = attempt + rack.read_us + rack.think_us + _retry_us(attempt, waits, rack)
         x_new = n / float(cycle.mean())
         hold_req = (base + spread[txn_of] / 2 + waits[txn_of] - w_req
-                    + touches[txn_of] * (1.0 - req_server) * server_us)
+                    + (touches * server_us)[txn_of] * (1.0 - req_server))
         hold = _mean_per_lock(hold_req, sample.lock, len(a_x), base)
+        handover = HANDOVER_PASSES * (share * rack.pass_us + (1 - share) * rack.packet_us)
         service = hold + handover
         bound = 1.0 / float(np.max(a_x * service)) if a_x.any() else math.inf
         if server_per_txn > 0:
@@ -229,6 +245,8 @@ def solve(sample: TxnSample, rack: RackTiming, req_server: np.ndarray,
         new_s = f * (busy_x * service / 2 + queue_x * service)
         p_x = f * np.minimum(busy + queue_x + np.minimum(queue_s, 1.0), 0.999)
         p_s = f * np.minimum(busy_x + queue_x, 0.999)
+        occupancy = lam_x * (service + w_x) + lam_s * (hold + w_s)
+        share = (1 - DAMPING) * share + DAMPING * _fits(slots, occupancy)
         change = float(np.max(np.abs(new_x - w_x), initial=0.0))
         w_x = (1 - DAMPING) * w_x + DAMPING * new_x
         w_s = (1 - DAMPING) * w_s + DAMPING * new_s
@@ -242,6 +260,17 @@ def solve(sample: TxnSample, rack: RackTiming, req_server: np.ndarray,
                  switch_rps=x * (per_txn - server_per_txn) * 1e6,
                  server_rps=x * server_per_txn * 1e6, cycle_us=float(cycle.mean()),
                  wait_us=wait, server_utilisation=util, bound=limit)
+
+
+def _fits(slots: np.ndarray, occupancy: np.ndarray) -> np.ndarray:
+    """The share of a lock's requests that find a free one of its ``slots`` queue slots
+    when the requests holding or waiting for it are Poisson with mean ``occupancy``:
+    P(N <= slots - 1); the rest overflow to the lock servers."""
+    out = np.zeros(len(slots))
+    finite = np.isfinite(slots) & (slots > 0)
+    out[~np.isfinite(slots)] = 1.0
+    out[finite] = gammaincc(slots[finite], np.maximum(occupancy[finite], 1e-12))
+    return out
 
 
 def _last_grant_wait(wait: np.ndarray, waits_p: np.ndarray, txn_of: np.ndarray,
@@ -277,31 +306,30 @@ def _retry_us(attempt: np.ndarray, waits: np.ndarray, rack: RackTiming) -> np.nd
     return p / (1 - p) * (rack.timeout_us + rack.backoff_us)
 
 
-def _server_wait_us(util: float, cores: int, packet_us: float) -> float:
-    """Mean queueing of one packet at a lock server of ``cores`` cores at utilisation
-    ``util`` (Erlang C, deterministic service: half the exponential wait)."""
-    if util <= 0:
-        return 0.0
+def _server_wait_us(util: float, batch: np.ndarray, queues: int,
+                    packet_us: float) -> np.ndarray:
+    """Per transaction, from its acquires reaching the lock servers to the last of them
+    served (us). Its ``batch`` of acquires spreads over ``queues`` cores (RSS hashes each
+    lock to one core) and meets the work other transactions' batches left (M^X/D/1 per
+    core at utilisation ``util``: S (rho + rho mu) / (2 (1 - rho)) with mu the mean batch
+    per core); its own last acquire waits for the fullest core's share of it, about
+    mu_j + sqrt(2 mu_j ln queues) acquires."""
     rho = min(util, 0.999)
-    a = rho * cores
-    term, total = 1.0, 1.0
-    for k in range(1, cores):
-        term *= a / k
-        total += term
-    last = term * a / cores / (1 - rho)
-    erlang_c = last / (total + last)
-    return erlang_c * packet_us / (cores * (1 - rho)) / 2
+    per_core = batch / queues
+    backlog = packet_us * rho * (1 + float(per_core.mean())) / (2 * (1 - rho))
+    fullest = np.minimum(batch, per_core + np.sqrt(2 * per_core * math.log(max(queues, 2))))
+    return backlog + np.maximum(fullest - 1, 0.0) * packet_us
 
 
-def servers_needed(sample: TxnSample, rack: RackTiming, req_server: np.ndarray,
+def servers_needed(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
                    gain: float = SERVER_GAIN, most: int = 64) -> int:
     """The smallest lock-server count at which one more server adds less than ``gain``
     of the rack's throughput, with this allocation (0 when the servers get nothing)."""
-    if not req_server.any():
+    if solve(sample, rack, slots, 1).server_rps <= 0:
         return 0
-    previous = solve(sample, rack, req_server, 1).total_rps
+    previous = solve(sample, rack, slots, 1).total_rps
     for count in range(1, most):
-        following = solve(sample, rack, req_server, count + 1).total_rps
+        following = solve(sample, rack, slots, count + 1).total_rps
         if following < (1 + gain) * previous:
             return count
         previous = following

@@ -160,15 +160,12 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
     slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
                      capacities, options.policy, options.seed)
     sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
-    held = np.zeros(len(sample.lock_ids))
-    given = np.minimum(slots, stats.contention) / np.maximum(stats.contention, 1)
-    np.add.at(held, np.searchsorted(sample.lock_ids, stats.lock_id), given)
-    held = np.minimum(held, 1.0)
-    to_servers = sample.to_servers(held)
-    rates = solve(sample, options.rack, to_servers)
+    per_lock = np.zeros(len(sample.lock_ids))
+    np.add.at(per_lock, np.searchsorted(sample.lock_ids, stats.lock_id), slots)
+    needed = model_servers_needed(sample, options.rack, per_lock)
+    rates = solve(sample, options.rack, per_lock, needed or options.rack.servers)
     trace_rps = len(trace) / trace.duration_s
     scale = rates.total_rps / trace_rps
-    needed = model_servers_needed(sample, options.rack, to_servers)
     scaled = replace(stats, rate_rps=stats.rate_rps * scale)
     plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
                       rates="closed-loop (approx)", rate_scale=scale, servers=needed,
