@@ -147,23 +147,30 @@ class TxnSample:
         return counts[self.lock] == 1
 
     def repeat_weight(self) -> np.ndarray:
-        """Per request, the share of its lock's sampled count that future requests are
-        expected to repeat. A plan gives slots to the locks the sample saw most often, and
-        a count drawn high by chance regresses to the mean: the empirical-Bayes (gamma
-        prior, moment fit) posterior mean (r_i + alpha) / (1 + beta) over r_i, for locks
-        seen at least twice (at most 1; locks seen once are :meth:`seen_once`)."""
+        """Per request, how many future requests (per sampled request) its lock is
+        expected to get. A plan gives slots to the locks the sample saw most often, and a
+        count drawn high by chance regresses to the mean: for locks seen at least twice,
+        the empirical-Bayes (gamma prior, moment fit) posterior mean (r_i + alpha) /
+        (1 + beta) over r_i; by Good-Turing, locks seen once get 2 N_2 / N_1 each, locks
+        never seen N_1 / N of all requests, and the rest the remaining mass."""
         counts = np.bincount(self.lock, minlength=len(self.lock_ids)).astype(np.float64)
+        total = float(counts.sum())
+        once, twice = float(np.sum(counts == 1)), float(np.sum(counts == 2))
         seen = counts[counts >= 2]
-        weight = np.ones(len(counts))
+        posterior = counts.copy()
         if len(seen) > 1:
             mean, var = float(seen.mean()), float(seen.var())
-            if var <= mean:
-                posterior = np.full(len(counts), mean)
-            else:
-                beta = mean / (var - mean)
-                posterior = (counts + mean * beta) / (1 + beta)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                weight = np.where(counts >= 2, np.minimum(posterior / counts, 1.0), 1.0)
+            beta = math.inf if var <= mean else mean / (var - mean)
+            posterior = (np.full(len(counts), mean) if math.isinf(beta)
+                         else (counts + mean * beta) / (1 + beta))
+        weight = np.ones(len(counts))
+        repeated = counts >= 2
+        if repeated.any():
+            mass = max(total - once - (2 * twice if once else 0.0), 0.0)
+            weight[repeated] = (posterior[repeated] / counts[repeated]
+                                * mass / float(posterior[repeated].sum()))
+        if once:
+            weight[counts == 1] = min(2 * twice / once, 1.0)
         return weight[self.lock]
 
     def per_txn(self, exclusive: bool) -> np.ndarray:
@@ -211,7 +218,7 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
     x = util = 0.0
     capacity = queues / (2.0 * rack.packet_us) if count > 0 else 0.0
     for _ in range(ITERATIONS):
-        req_server = np.where(unseen, 1.0, 1.0 - repeat * share[sample.lock])
+        req_server = _to_servers(share[sample.lock], unseen, repeat)
         batch = np.add.reduceat(req_server, starts)
         touches = 1.0 - np.exp(np.add.reduceat(
             np.log1p(-np.minimum(req_server, 1.0 - 1e-12)), starts))
@@ -260,6 +267,19 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
                  switch_rps=x * (per_txn - server_per_txn) * 1e6,
                  server_rps=x * server_per_txn * 1e6, cycle_us=float(cycle.mean()),
                  wait_us=wait, server_utilisation=util, bound=limit)
+
+
+def _to_servers(share: np.ndarray, unseen: np.ndarray, repeat: np.ndarray) -> np.ndarray:
+    """Per request, the probability it goes to the lock servers: its lock's overflow
+    share 1 - share (1 for a lock seen once), all scaled so that their mean is the servers'
+    share of future requests, 1 - sum_k repeat_k share_k / requests (each lock at its
+    expected future rate, :meth:`TxnSample.repeat_weight`)."""
+    raw = np.where(unseen, 1.0, 1.0 - share)
+    future = 1.0 - float(np.sum(repeat * share)) / len(share)
+    mean = float(raw.mean())
+    if mean <= 0:
+        return raw
+    return np.minimum(raw * max(future, 0.0) / mean, 1.0)
 
 
 def _fits(slots: np.ndarray, occupancy: np.ndarray) -> np.ndarray:
