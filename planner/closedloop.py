@@ -16,7 +16,7 @@ Per transaction j (a sample of the workload's transactions, from the trace's ``t
 a generator) with m_j requests, and per lock i with a_Xi / a_Si exclusive / shared requests
 per transaction:
 
-    attempt_j = (m_j - 1) g + rtt_c + s_j E + W_j          (last grant reaches the client)
+    attempt_j = (m_j - 1) g + rtt_c + P + s_j E + W_j      (last grant reaches the client)
     W_j       = E max_k (wait of request k)                (request k waits d_k = w_k / p_k
                                                             with probability p_k, taken
                                                             independent: sorted by d,
@@ -31,7 +31,8 @@ per transaction:
     b_i       = X a_Xi (H_i + h_i) + 1 - exp(-X a_Si H_i)   (busy: exclusive holds, or at
                                                             least one shared holder)
 
-with rtt_c the client's round trip (network plus its send and receive processing), s_j the
+with rtt_c the client's round trip (network plus its send and receive processing), P the
+switch's pass an acquire takes (``switch.pass_us``; the server path passes it again), s_j the
 probability that j has a request the switch does not hold (a lock without slots, a share
 min(s_i, c_i) / c_i held, or one the sample saw once: :meth:`TxnSample.to_servers`) and E
 the lock server's round trip, service and queueing (Erlang C over its cores, utilisation
@@ -223,13 +224,13 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
         touches = 1.0 - np.exp(np.add.reduceat(
             np.log1p(-np.minimum(req_server, 1.0 - 1e-12)), starts))
         server_per_txn = float(batch.mean())
-        server_us = (rack.server_rtt_us + rack.packet_us
+        server_us = (rack.server_rtt_us + rack.packet_us + rack.pass_us
                      + _server_wait_us(util, batch, queues, rack.packet_us)) if queues \
             else np.zeros(len(batch))
         w_req = np.where(sample.exclusive, w_x[sample.lock], w_s[sample.lock])
         p_req = np.where(sample.exclusive, p_x[sample.lock], p_s[sample.lock])
         waits = _last_grant_wait(w_req, p_req, txn_of, sample.offsets)
-        attempt = spread + rack.client_rtt_us + touches * server_us + waits
+        attempt = spread + rack.client_rtt_us + rack.pass_us + touches * server_us + waits
         cycle = attempt + rack.read_us + rack.think_us + _retry_us(attempt, waits, rack)
         x_new = n / float(cycle.mean())
         hold_req = (base + spread[txn_of] / 2 + waits[txn_of] - w_req
@@ -270,16 +271,15 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
 
 
 def _to_servers(share: np.ndarray, unseen: np.ndarray, repeat: np.ndarray) -> np.ndarray:
-    """Per request, the probability it goes to the lock servers: its lock's overflow
-    share 1 - share (1 for a lock seen once), all scaled so that their mean is the servers'
-    share of future requests, 1 - sum_k repeat_k share_k / requests (each lock at its
+    """Per request, the probability it goes to the lock servers: 1 - its lock's share in
+    the switch (1 for a lock seen once), with the switch shares scaled so that their sum
+    is the switch's share of future requests, sum_k repeat_k share_k (each lock at its
     expected future rate, :meth:`TxnSample.repeat_weight`)."""
-    raw = np.where(unseen, 1.0, 1.0 - share)
-    future = 1.0 - float(np.sum(repeat * share)) / len(share)
-    mean = float(raw.mean())
-    if mean <= 0:
-        return raw
-    return np.minimum(raw * max(future, 0.0) / mean, 1.0)
+    switch = np.where(unseen, 0.0, share)
+    held = float(switch.sum())
+    if held <= 0:
+        return 1.0 - switch
+    return 1.0 - np.minimum(switch * float(np.sum(repeat * share)) / held, 1.0)
 
 
 def _fits(slots: np.ndarray, occupancy: np.ndarray) -> np.ndarray:

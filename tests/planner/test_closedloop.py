@@ -29,7 +29,8 @@ def test_without_conflicts_a_context_cycles_at_its_round_trip_read_and_think():
     txns = [[(i % 7, 0), (7 + i % 5, 0), (20 + i % 3, 0)] for i in range(300)]
     sample = _sample(txns)
     rates = solve(sample, RACK, np.full(len(sample.lock_ids), np.inf))
-    cycle = 2 * RACK.acquire_gap_us + RACK.client_rtt_us + RACK.read_us + RACK.think_us
+    cycle = (2 * RACK.acquire_gap_us + RACK.client_rtt_us + RACK.pass_us + RACK.read_us
+             + RACK.think_us)
     assert rates.txn_rps == pytest.approx(RACK.clients / cycle * 1e6, rel=1e-9)
     assert rates.total_rps == pytest.approx(3 * rates.txn_rps)
     assert rates.server_rps == 0.0 and rates.bound == "clients"
