@@ -93,6 +93,6 @@ def test_plan_cli_scales_with_config_unless_told_to_keep_trace_rates(tmp_path):
                                        "--json", *extra])
         assert out.exit_code == 0, out.output
         summaries[bool(extra)] = json.loads(out.stdout)
-    assert summaries[False]["rates"] == "closed-loop (approx)"
+    assert summaries[False]["rates"] == "closed-loop"
     assert summaries[True]["rates"] == "trace" and summaries[True]["rate_scale"] == 1.0
     assert summaries[False]["total_rps"] < summaries[True]["total_rps"] / 4
