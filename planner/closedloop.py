@@ -152,10 +152,10 @@ class TxnSample:
         expected to get. A plan gives slots to the locks the sample saw most often, and a
         count drawn high by chance regresses to the mean: for locks seen at least twice,
         the empirical-Bayes (gamma prior, moment fit) posterior mean (r_i + alpha) /
-        (1 + beta) over r_i; by Good-Turing, locks seen once get 2 N_2 / N_1 each, locks
-        never seen N_1 / N of all requests, and the rest the remaining mass."""
+        (1 + beta) over r_i; by Good-Turing, locks seen once get 2 N_2 / N_1 each and locks
+        never seen N_1 / N of all requests (the two estimates are not reconciled: the seen
+        locks' total may exceed 1 - N_1 / N by up to 2 N_2 / N)."""
         counts = np.bincount(self.lock, minlength=len(self.lock_ids)).astype(np.float64)
-        total = float(counts.sum())
         once, twice = float(np.sum(counts == 1)), float(np.sum(counts == 2))
         seen = counts[counts >= 2]
         posterior = counts.copy()
@@ -166,10 +166,7 @@ class TxnSample:
                          else (counts + mean * beta) / (1 + beta))
         weight = np.ones(len(counts))
         repeated = counts >= 2
-        if repeated.any():
-            mass = max(total - once - (2 * twice if once else 0.0), 0.0)
-            weight[repeated] = (posterior[repeated] / counts[repeated]
-                                * mass / float(posterior[repeated].sum()))
+        weight[repeated] = posterior[repeated] / counts[repeated]
         if once:
             weight[counts == 1] = min(2 * twice / once, 1.0)
         return weight[self.lock]
