@@ -125,10 +125,11 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
                             if options.hold_time_us is not None else (trace_hold_us, "trace mean"))
     if options.handover_us is not None and options.rack is not None and trace.txn is not None \
             and _several_locks(trace.txn):
-        plan, slots, demand, stats = _closed_loop_plan(trace, stats, geometry, options,
-                                                       hold_us, live, digest)
+        plan, slots, said, stats = _closed_loop_plan(trace, stats, geometry, options,
+                                                     hold_us, live, digest)
     else:
         demand = Demand.of(trace, options, trace_hold_us)
+        said = demand.warnings(options)
         scale = demand.scale if options.handover_us is not None else 1.0
         if scale < 1.0:
             stats = replace(stats, rate_rps=stats.rate_rps * scale)
@@ -145,7 +146,7 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
         hold_time_us=hold_us, hold_time_source=hold_source, st_bound_rps=bound,
         fragmentation=fragmentation(entries, geometry),
         migration=None if live is None else plan_migration(live, plan),
-        warnings=demand.warnings(options) + _warnings(trace, geometry, options, switch,
+        warnings=said + _warnings(trace, geometry, options, switch,
                                                        bound, hold_us),
         coarse_group=options.coarse_group)
 
@@ -159,7 +160,7 @@ def _several_locks(txn: np.ndarray) -> bool:
 
 def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
                       options: PlanOptions, hold_us: float, live: Plan | None,
-                      digest: str | None) -> tuple[Plan, np.ndarray, Demand, LockStats]:
+                      digest: str | None) -> tuple[Plan, np.ndarray, tuple[str, ...], LockStats]:
     """Allocate on the trace's r_i (a uniform scale does not change Algorithm 3's choice),
     then solve the transaction model with the locks left to the lock servers, scale r_i to
     its total and size the servers by its rule (:mod:`planner.closedloop`)."""
@@ -178,9 +179,13 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
     plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
                       rates="closed-loop (approx)", rate_scale=scale, servers=needed,
                       switch_rps=rates.switch_rps)
-    in_flight = max(round(rates.total_rps * hold_us * 1e-6), 1)
-    demand = Demand(trace_rps, rates.total_rps, in_flight, rates.cycle_us)
-    return plan, slots, demand, scaled
+    said = (f"r_i are scaled by {scale:.3g} from the trace's {trace_rps:,.0f} rps to what the "
+            f"rack carries: {options.rack.clients} transaction contexts cycling every "
+            f"{rates.cycle_us:.3g} us ({rates.wait_us:.3g} us of it waiting for locks; "
+            f"limited by {rates.bound}) complete {rates.txn_rps:,.0f} transactions/s, "
+            f"{rates.total_rps:,.0f} rps (closed-loop transaction model, approximate, "
+            f"planner/closedloop.py)",)
+    return plan, slots, said, scaled
 
 
 def plan_from_stats(stats: LockStats, geometry: SwitchGeometry, options: PlanOptions,
