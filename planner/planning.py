@@ -264,6 +264,13 @@ def build_plan(items: PlanItems, slots: np.ndarray, geometry: SwitchGeometry,
     return plan
 
 
+def for_servers(report: PlanReport, servers: int) -> Plan:
+    """``report``'s plan with its lock ids partitioned over ``servers`` lock servers (to run
+    it on a rack of that many, rather than folding its own count's ranges onto them)."""
+    partition = _partition(report.stats, report.slots, max(servers, 1), None)
+    return replace(report.plan, partition=partition)
+
+
 def _partition(items: PlanItems, slots: np.ndarray, servers: int,
                live: Plan | None) -> tuple[PartitionRange, ...]:
     """The lock ids over ``servers`` by the load the switch leaves them, ``live``'s ranges

@@ -173,7 +173,9 @@ def _to_verify(frontier: tuple[Any, ...], max_servers: int) -> list[tuple[int, i
 def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int | None,
          scheduler: str | None, tick: Any, target: Any) -> list[dict[str, Any]]:
     predicted = {(c.slots, c.servers): c for c in proposal.grid}
-    jobs = [(base, proposal.plans[s].plan, k) for s, k in todo]
+    from planner.planning import for_servers
+
+    jobs = [(base, for_servers(proposal.plans[s], k), k) for s, k in todo]
     results: dict[int, dict[str, Any]] = {}
     if scheduler is not None:
         from dask.distributed import Client, as_completed
