@@ -57,6 +57,10 @@ class Trace:
     t_request: np.ndarray
     t_release: np.ndarray
     priority: np.ndarray | None = None
+    txn: np.ndarray | None = None
+    """Per request, its transaction: ``client_id`` and ``txn_id`` combined into one int64
+    key (requests of one transaction share it), or None where a trace was built without
+    them; the planner's closed-loop model reads a transaction's locks from it."""
 
     def __len__(self) -> int:
         return len(self.lock_id)
@@ -92,7 +96,23 @@ def read_trace(path: str | Path) -> Trace:
     cols = columns.arrays()
     return Trace(source=str(path), lock_id=cols["lock_id"], mode=cols["mode"],
                  t_request=cols["t_request"], t_release=cols["t_release"],
-                 priority=cols.get("priority"))
+                 priority=cols.get("priority"),
+                 txn=transaction_keys(cols["client_id"], cols["txn_id"]))
+
+
+def transaction_keys(client_id: np.ndarray, txn_id: np.ndarray) -> np.ndarray:
+    """One int64 per request naming its transaction: ``txn_id`` alone when it never repeats
+    across clients, else the dense rank of the (client_id, txn_id) pair."""
+    by_txn = np.argsort(txn_id, kind="stable")
+    t, c = txn_id[by_txn], client_id[by_txn]
+    if not np.any((t[1:] == t[:-1]) & (c[1:] != c[:-1])):
+        return txn_id
+    order = np.lexsort((txn_id, client_id))
+    key = np.stack([client_id[order], txn_id[order]])
+    starts = np.r_[True, np.any(key[:, 1:] != key[:, :-1], axis=0)]
+    out = np.empty(len(order), dtype=np.int64)
+    out[order] = np.cumsum(starts) - 1
+    return out
 
 
 class _Columns:
@@ -167,7 +187,7 @@ def _check_columns(path: Path, names: list[str]) -> list[str]:
         if name not in names:
             raise TraceError(f"{path}: column {name!r}: missing (the trace has "
                              f"{', '.join(map(repr, names)) or 'no columns'})")
-    return [*REQUIRED_COLUMNS[:4], *(["priority"] if "priority" in names else [])]
+    return [*REQUIRED_COLUMNS, *(["priority"] if "priority" in names else [])]
 
 
 def _csv_header(path: Path) -> list[str]:
@@ -207,7 +227,8 @@ def _csv_chunks(path: Path) -> Iterator[pa.RecordBatch]:
     names = _csv_header(path)
     columns = _check_columns(path, names)
     types = {"lock_id": pa.int64(), "t_request": pa.float64(), "t_release": pa.float64(),
-             "mode": pa.dictionary(pa.int32(), pa.string()), "priority": pa.int64()}
+             "mode": pa.dictionary(pa.int32(), pa.string()), "priority": pa.int64(),
+             "client_id": pa.int64(), "txn_id": pa.int64()}
     typed = pacsv.ConvertOptions(column_types={c: types[c] for c in columns},
                                  include_columns=columns, null_values=[""],
                                  strings_can_be_null=False)
@@ -287,6 +308,8 @@ def _validated(batch: pa.RecordBatch, path: Path, offset: int) -> dict[str, np.n
         "t_request": _floats(batch.column("t_request"), "t_request", problems),
         "t_release": _floats(batch.column("t_release"), "t_release", problems),
     }
+    for name in ("client_id", "txn_id"):
+        out[name] = _integers(batch.column(name), name, problems)
     if "priority" in batch.schema.names:
         out["priority"] = _integers(batch.column("priority"), "priority", problems)
     before = out["t_release"] < out["t_request"]

@@ -26,6 +26,8 @@ from netlock.plan import (
 )
 from netlock.trace import Trace
 from planner.allocate import POLICIES, allocate, server_load_rps, switch_rate
+from planner.closedloop import RackTiming, TxnSample, solve
+from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
 from planner.offered import closed_loop_rps, exclusive_shares
@@ -49,6 +51,10 @@ class PlanOptions:
     (:data:`planner.offered.HANDOVER_PASSES` passes). Given, the trace is read as the
     workload's demand and r_i are scaled to what a closed loop of its clients sustains
     (:mod:`planner.offered`); None keeps the trace's rates and states their bound."""
+    rack: RackTiming | None = None
+    """The rack's clients, network and lock servers (from the config). Given with a
+    handover, and the trace names its transactions, r_i and the lock servers needed come
+    from the closed-loop transaction model (:mod:`planner.closedloop`)."""
 
     def problem(self, geometry: SwitchGeometry) -> str | None:
         """The first unusable option as ``--flag: what``, or None."""
@@ -117,13 +123,19 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
     trace_hold_us = _mean_hold_us(trace)
     hold_us, hold_source = ((float(options.hold_time_us), "given")
                             if options.hold_time_us is not None else (trace_hold_us, "trace mean"))
-    demand = Demand.of(trace, options, trace_hold_us)
-    scale = demand.scale if options.handover_us is not None else 1.0
-    if scale < 1.0:
-        stats = replace(stats, rate_rps=stats.rate_rps * scale)
-    plan, slots = plan_from_stats(stats, geometry, options, hold_us, live, digest,
-                                  rates="closed-loop" if scale < 1.0 else "trace",
-                                  rate_scale=scale)
+    if options.handover_us is not None and options.rack is not None and trace.txn is not None \
+            and _several_locks(trace.txn):
+        plan, slots, said, stats = _closed_loop_plan(trace, stats, geometry, options,
+                                                     hold_us, live, digest)
+    else:
+        demand = Demand.of(trace, options, trace_hold_us)
+        said = demand.warnings(options)
+        scale = demand.scale if options.handover_us is not None else 1.0
+        if scale < 1.0:
+            stats = replace(stats, rate_rps=stats.rate_rps * scale)
+        plan, slots = plan_from_stats(stats, geometry, options, hold_us, live, digest,
+                                      rates="closed-loop" if scale < 1.0 else "trace",
+                                      rate_scale=scale)
     entries, switch = plan.entries, plan.summary.switch_rps
     bound = st_bound_rps(options.slots, hold_us)
     return PlanReport(
@@ -134,9 +146,46 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
         hold_time_us=hold_us, hold_time_source=hold_source, st_bound_rps=bound,
         fragmentation=fragmentation(entries, geometry),
         migration=None if live is None else plan_migration(live, plan),
-        warnings=demand.warnings(options) + _warnings(trace, geometry, options, switch,
+        warnings=said + _warnings(trace, geometry, options, switch,
                                                        bound, hold_us),
         coarse_group=options.coarse_group)
+
+
+def _several_locks(txn: np.ndarray) -> bool:
+    """Whether some transaction takes several locks: one-lock workloads keep the exact
+    mean-value analysis of :mod:`planner.offered` (within a few per cent of the simulator
+    on skewed exclusive locks, where the transaction model's approximations are not)."""
+    return len(np.unique(txn)) < len(txn)
+
+
+def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
+                      options: PlanOptions, hold_us: float, live: Plan | None,
+                      digest: str | None) -> tuple[Plan, np.ndarray, tuple[str, ...], LockStats]:
+    """Allocate on the trace's r_i (a uniform scale does not change Algorithm 3's choice),
+    then solve the transaction model with the locks left to the lock servers, scale r_i to
+    its total and size the servers by its rule (:mod:`planner.closedloop`)."""
+    assert options.rack is not None and trace.txn is not None
+    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
+    slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
+                     capacities, options.policy, options.seed)
+    sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
+    per_lock = np.zeros(len(sample.lock_ids))
+    np.add.at(per_lock, np.searchsorted(sample.lock_ids, stats.lock_id), slots)
+    needed = model_servers_needed(sample, options.rack, per_lock)
+    rates = solve(sample, options.rack, per_lock, needed or options.rack.servers)
+    trace_rps = len(trace) / trace.duration_s
+    scale = rates.total_rps / trace_rps
+    scaled = replace(stats, rate_rps=stats.rate_rps * scale)
+    plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
+                      rates="closed-loop (approx)", rate_scale=scale, servers=needed,
+                      switch_rps=rates.switch_rps)
+    said = (f"r_i are scaled by {scale:.3g} from the trace's {trace_rps:,.0f} rps to what the "
+            f"rack carries: {options.rack.clients} transaction contexts cycling every "
+            f"{rates.cycle_us:.3g} us ({rates.wait_us:.3g} us of it waiting for locks; "
+            f"limited by {rates.bound}) complete {rates.txn_rps:,.0f} transactions/s, "
+            f"{rates.total_rps:,.0f} rps (closed-loop transaction model, approximate, "
+            f"planner/closedloop.py)",)
+    return plan, slots, said, scaled
 
 
 def plan_from_stats(stats: LockStats, geometry: SwitchGeometry, options: PlanOptions,
@@ -174,7 +223,8 @@ class PlanItems(Protocol):
 def build_plan(items: PlanItems, slots: np.ndarray, geometry: SwitchGeometry,
                options: PlanOptions, hold_time_us: float | None, *, live: Plan | None = None,
                partition: tuple[PartitionRange, ...] | None = None, digest: str | None = None,
-               rates: str = "trace", rate_scale: float = 1.0) -> Plan:
+               rates: str = "trace", rate_scale: float = 1.0,
+               servers: int | None = None, switch_rps: float | None = None) -> Plan:
     """The plan giving each item of ``items`` its ``slots``: the one builder of plans, for
     ``netlock plan``, the simulator's pilot and the autopilot.
 
@@ -183,13 +233,17 @@ def build_plan(items: PlanItems, slots: np.ndarray, geometry: SwitchGeometry,
     ``options.server_rate_rps``. ``partition`` is kept as given (the autopilot cannot add or
     remove lock servers); None splits the lock ids over the servers needed, keeping
     ``live``'s ranges as far as that count allows (:func:`planner.partition.keep_partition`).
+    ``servers`` is the lock servers needed and ``switch_rps`` the switch's rate when a
+    model decided them (else the server rate divided into the servers' load, and the
+    formula above).
     """
     entries = _entries(items, slots, geometry, live)
     total = float(items.rate_rps.sum())
     switch = min(switch_rate(items.rate_rps, items.contention,
-                             np.minimum(slots, items.contention)), total)
+                             np.minimum(slots, items.contention)) if switch_rps is None
+                 else switch_rps, total)
     server = max(total - switch, 0.0)
-    needed = servers_needed(server, options.server_rate_rps)
+    needed = servers_needed(server, options.server_rate_rps) if servers is None else servers
     if partition is None:
         partition = _partition(items, slots, max(needed, 1), live)
     plan = Plan(
@@ -208,6 +262,13 @@ def build_plan(items: PlanItems, slots: np.ndarray, geometry: SwitchGeometry,
     if bug:
         raise PlanError(f"internal: the computed plan is inconsistent: row {bug[0]}: {bug[1]}")
     return plan
+
+
+def for_servers(report: PlanReport, servers: int) -> Plan:
+    """``report``'s plan with its lock ids partitioned over ``servers`` lock servers (to run
+    it on a rack of that many, rather than folding its own count's ranges onto them)."""
+    partition = _partition(report.stats, report.slots, max(servers, 1), None)
+    return replace(report.plan, partition=partition)
 
 
 def _partition(items: PlanItems, slots: np.ndarray, servers: int,

@@ -13,6 +13,7 @@ from pathlib import Path
 from netlock.config import Config, default_config, load_config
 from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
+from planner.closedloop import RackTiming
 from planner.offered import handover_us
 from planner.planning import PlanOptions
 
@@ -71,6 +72,7 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
             seed=config.sim.seed,
             hold_time_us=config.hold_time_us(),
             coarse_group=config.policy.coarse_group,
-            handover_us=handover_us(config.switch.pass_us))
+            handover_us=handover_us(config.switch.pass_us),
+            rack=RackTiming.of(config))
     return replace(base, **{name: value for name, value in flags.items() if value is not None})
 

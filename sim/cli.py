@@ -323,7 +323,9 @@ def plot_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``sim``, ``sweep``, ``plot``, ``paper`` and ``trace`` to the ``netlock`` app."""
+    """Add ``sim``, ``sweep``, ``plot``, ``paper``, ``trace`` and ``capacity`` to the
+    ``netlock`` app."""
+    from sim.capacity_cli import register as register_capacity
     from sim.paper.cli import register as register_paper
     from sim.trace_cli import register as register_trace
 
@@ -332,3 +334,4 @@ def register(app: typer.Typer) -> None:
     app.command("plot")(plot_command)
     register_paper(app)
     register_trace(app)
+    register_capacity(app)

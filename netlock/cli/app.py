@@ -59,6 +59,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("netlock.cli.config_cmd:register",
                "Validate experiment configs and list the keys they may set."),
     "trace": ("sim.cli:register", "Workload traces: generate them."),
+    "capacity": ("sim.cli:register", "Find the smallest switch memory and lock-server count "
+                 "that meet a throughput (and\nlatency) target: the planner's model proposes, "
+                 "the simulator verifies."),
 }
 """Command name -> (its register function as ``module:function``, its short help), in the
 order ``netlock --help`` lists them."""

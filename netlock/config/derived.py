@@ -10,10 +10,6 @@ from __future__ import annotations
 from netlock.config.schema import Config
 from netlock.config.typed import Problem
 
-DATA_READ_HOPS = 4
-"""TPC-C transactions read their rows once locked: one round trip to a database server
-(client -> switch -> server and back). Microbenchmark and trace replays model locks only."""
-
 TPCC_FIXED_LOCKS = 8
 """Locks of a TPC-C transaction besides its order lines (warehouse, district, customer, ...)."""
 TPCC_LOCKS_PER_LINE = 11
@@ -36,11 +32,6 @@ def most_locks_per_txn(config: Config) -> int | None:
     return None
 
 
-def fetch_hops(config: Config) -> int:
-    """Hops of the data read after a transaction's last grant (0: no read, or the one-RTT
-    mode, where the switch's grant goes through the database server)."""
-    reads_data = config.workload.kind == "tpcc"
-    return DATA_READ_HOPS if reads_data and not config.network.one_rtt else 0
 
 
 def lease_guard_us(config: Config) -> float:
@@ -63,7 +54,7 @@ def lease_problem(config: Config) -> Problem | None:
                        f"margin (a round trip plus ten jitter deviations) before a lease ends")
     locks = most_locks_per_txn(config) or 2
     longest = longest_hold_us(locks, config.clients.timeout_us, config.workload.think_time_us,
-                              config.read_us(fetch_hops(config))) + guard
+                              config.read_us(config.fetch_hops)) + guard
     if lease <= longest:
         return Problem("lease.us", f"{lease:g} us is shorter than a live client may hold a "
                        f"lock ({longest:g} us: attempt timeout, data read, think time and the "

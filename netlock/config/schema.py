@@ -17,6 +17,9 @@ from netlock.config.managers import Manager
 from netlock.config.schema_keys import key
 from netlock.geometry import RegisterArray, SwitchGeometry
 
+DATA_READ_HOPS = 4
+"""TPC-C transactions read their rows once locked: one round trip to a database server
+(client -> switch -> server and back). Microbenchmark and trace replays model locks only."""
 PAPER_ARRAY_SIZE = 25_000
 
 
@@ -327,6 +330,17 @@ class Config:
         """A request's round trip as its client sees it: the network's client-switch-client
         round trip plus the client's send and receive processing, us."""
         return self.network.rtt_us + self.clients.tx_us + self.clients.rx_us
+
+    @property
+    def fetch_hops(self) -> int:
+        """Hops of a transaction's data read after its last grant: TPC-C reads its rows
+        once locked, one round trip to a database server (client -> switch -> server and
+        back: 4 hops), unless ``network.one_rtt`` has the switch forward grants to the
+        database server; the other workloads model locks only. The simulator's and the
+        planner's one definition."""
+        if self.workload.kind != "tpcc" or self.network.one_rtt:
+            return 0
+        return DATA_READ_HOPS
 
     def read_us(self, fetch_hops: int) -> float:
         """A client's data read after its grants: ``fetch_hops`` one-way hops of the rack

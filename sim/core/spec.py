@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netlock.config import Config
-from netlock.config.derived import fetch_hops as data_read_hops
 from netlock.config.derived import lease_guard_us, lease_problem
 from netlock.errors import ConfigError
 
@@ -60,7 +59,7 @@ def run_spec(config: Config) -> RunSpec:
     if problem is not None:
         raise ConfigError(f"{config.source}: {problem}")
     one_rtt = config.workload.kind == "tpcc" and config.network.one_rtt
-    fetch_hops = data_read_hops(config)
+    fetch_hops = config.fetch_hops
     guard = lease_guard_us(config)
     tenant_of = {t.id: t for t in config.tenants}
     rate_rps = config.workload.rate_rps

@@ -1,0 +1,353 @@
+"""Closed-loop rates of a rack running transactions: what ``netlock plan`` predicts.
+
+Why: a demand trace (``netlock trace gen``) never waits for a lock, so its rates are what the
+clients would send if nothing conflicted. In the rack each of N transaction contexts sends
+all its acquires at once (one per NIC gap g), waits for every grant, reads its data, thinks,
+releases everything and starts the next transaction; a lock held exclusively queues the
+others, and a transaction holds its early grants while it waits for its late ones, so
+contention on one hot row lengthens the holds of every lock in the same transactions. Lock
+requests the switch does not hold go through a lock server (one more round trip and the
+server's CPU: ``cores`` cores of ``packet_us`` per packet, an acquire and a release each a
+packet, :class:`netlock.config.schema.Servers`).
+
+The model is approximate mean-value analysis (Schweitzer's fixed point for closed networks)
+with the transaction's fork-join approximated by sums. All times us, rates per us inside.
+Per transaction j (a sample of the workload's transactions, from the trace's ``txn_id`` or
+a generator) with m_j requests, and per lock i with a_Xi / a_Si exclusive / shared requests
+per transaction:
+
+    attempt_j = (m_j - 1) g + rtt_c + P + s_j E + W_j      (last grant reaches the client)
+    W_j       = E max_k (wait of request k)                (request k waits d_k = w_k / p_k
+                                                            with probability p_k, taken
+                                                            independent: sorted by d,
+                                                            sum_k d_k p_k prod_(l<k) (1-p_l))
+    cycle_j   = attempt_j + read + think (+ timeouts, below)
+    X         = N / mean_j cycle_j                          (transactions per us)
+    H_k       = rtt_c + read + think + (m_j - 1) g / 2 + W_j - w_k   (a grant to its release)
+    w_X,i     = f [ b_i H_i / 2 + Q_X,i (H_i + h_i) + min(Q_S,i, 1) H_i ]
+    w_S,i     = f [ X a_Xi (H_i + h_i) (H_i + h_i) / 2 + Q_X,i (H_i + h_i) ]
+    p_X,i     = f (b_i + Q_X,i + min(Q_S,i, 1)),  p_S,i = f (X a_Xi (H_i + h_i) + Q_X,i)
+    Q_X,i     = X a_Xi w_X,i,  Q_S,i = X a_Si w_S,i        (waiters, Little's law)
+    b_i       = X a_Xi (H_i + h_i) + 1 - exp(-X a_Si H_i)   (busy: exclusive holds, or at
+                                                            least one shared holder)
+
+with rtt_c the client's round trip (network plus its send and receive processing), P the
+switch's pass an acquire takes (``switch.pass_us``; the server path passes it again), s_j the
+probability that j has a request the switch does not hold (a lock without slots, a share
+min(s_i, c_i) / c_i held, or one the sample saw once: :meth:`TxnSample.to_servers`) and E
+the lock server's round trip, service and queueing (Erlang C over its cores, utilisation
+U = X x server requests per transaction x 2 packet_us / (servers x cores)), h_i the
+hand-over (two switch passes, or two server
+packets), and f = (N - 1) / N the arrival theorem's correction (a context never queues
+behind itself). A hold is near-constant, so a request that finds the lock held waits half a
+hold (deterministic residual). Two bounds are exact and applied: no lock hands over faster
+than once per hold (X a_Xi (H_i + h_i) < 1) and the servers' CPU (U < 1). An attempt still
+waiting at its timeout T (``clients.timeout_us``, or two think times) is retried after a mean
+back-off B; with waits taken as exponential, p_j = exp(-(T - attempt_j + W_j) / W_j) and a
+transaction's cycle grows by p_j / (1 - p_j) (T + B). It matters only under heavy
+contention.
+
+Queues are capped at N - 1 waiters. Where it errs: the waits of one transaction's locks are
+taken independent (they are not: a long hold on one hot row lengthens others'), the
+Schweitzer correction errs either way by a few per cent, the shared-then-exclusive
+alternation is modelled by mean occupancies only, and the lock servers' hash partition is
+taken as even. The plan says ``rates: closed-loop (approx)``; tests bound the error
+against the simulator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaincc
+
+from netlock.config import Config
+
+DAMPING = 0.5
+ITERATIONS = 400
+TOLERANCE = 1e-7
+HANDOVER_PASSES = 2
+SERVER_GAIN = 0.05
+"""``servers_needed``: one more lock server would add less than this share of throughput."""
+
+
+@dataclass(frozen=True)
+class RackTiming:
+    """The rack's numbers the model needs, from a config (times us)."""
+
+    clients: int
+    client_rtt_us: float
+    server_rtt_us: float
+    read_us: float
+    think_us: float
+    acquire_gap_us: float
+    pass_us: float
+    servers: int
+    cores: int
+    packet_us: float
+    timeout_us: float
+    backoff_us: float
+
+    @classmethod
+    def of(cls, config: Config) -> RackTiming:
+        """The same numbers the simulator uses: round trips and client processing
+        (``network``, ``clients``), the data read (:attr:`Config.fetch_hops`), the lock
+        servers' cores and per-packet cost (:class:`netlock.config.schema.Servers`)."""
+        cl, wl = config.clients, config.workload
+        per_machine = math.ceil(wl.clients / cl.machines)
+        return cls(clients=wl.clients, client_rtt_us=config.client_rtt_us,
+                   server_rtt_us=config.network.rtt_us,
+                   read_us=config.read_us(config.fetch_hops), think_us=wl.think_time_us,
+                   acquire_gap_us=per_machine * 1e6 / cl.rate_rps,
+                   pass_us=config.switch.pass_us, servers=config.servers.count,
+                   cores=config.servers.cores, packet_us=config.servers.packet_us,
+                   timeout_us=max(cl.timeout_us, 2.0 * wl.think_time_us),
+                   backoff_us=(cl.backoff_slots - 1) / 2.0 * cl.backoff_slot_us)
+
+    def hold_us(self) -> float:
+        """A lock's hold without waiting: grant to client, read, think, release back."""
+        return self.client_rtt_us + self.read_us + self.think_us
+
+
+@dataclass(frozen=True)
+class TxnSample:
+    """The workload's transactions: request k is on dense lock ``lock[k]`` (``lock_ids``
+    maps it back), exclusive or not; transaction j holds requests
+    ``offsets[j]:offsets[j + 1]``."""
+
+    lock: np.ndarray
+    exclusive: np.ndarray
+    offsets: np.ndarray
+    lock_ids: np.ndarray
+
+    @classmethod
+    def of(cls, lock_id: np.ndarray, mode: np.ndarray, txn: np.ndarray) -> TxnSample:
+        """From per-request arrays; ``txn`` names each request's transaction."""
+        order = np.lexsort((lock_id, txn))
+        t = txn[order]
+        starts = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
+        ids, dense = np.unique(lock_id[order], return_inverse=True)
+        return cls(lock=dense.astype(np.int64), exclusive=mode[order] == 1,
+                   offsets=np.r_[starts, len(t)].astype(np.int64), lock_ids=ids)
+
+    @property
+    def transactions(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def seen_once(self) -> np.ndarray:
+        """Per request, whether the sample saw its lock only this once. A future request
+        like it is for a lock the plan would not have seen (leave one out; Good-Turing's
+        estimate of the unseen share), so it goes to the lock servers."""
+        counts = np.bincount(self.lock, minlength=len(self.lock_ids))
+        return counts[self.lock] == 1
+
+    def repeat_weight(self) -> np.ndarray:
+        """Per request, how many future requests (per sampled request) its lock is
+        expected to get. A plan gives slots to the locks the sample saw most often, and a
+        count drawn high by chance regresses to the mean: for locks seen at least twice,
+        the empirical-Bayes (gamma prior, moment fit) posterior mean (r_i + alpha) /
+        (1 + beta) over r_i; by Good-Turing, locks seen once get 2 N_2 / N_1 each and locks
+        never seen N_1 / N of all requests (the two estimates are not reconciled: the seen
+        locks' total may exceed 1 - N_1 / N by up to 2 N_2 / N)."""
+        counts = np.bincount(self.lock, minlength=len(self.lock_ids)).astype(np.float64)
+        once, twice = float(np.sum(counts == 1)), float(np.sum(counts == 2))
+        seen = counts[counts >= 2]
+        posterior = counts.copy()
+        if len(seen) > 1:
+            mean, var = float(seen.mean()), float(seen.var())
+            beta = math.inf if var <= mean else mean / (var - mean)
+            posterior = (np.full(len(counts), mean) if math.isinf(beta)
+                         else (counts + mean * beta) / (1 + beta))
+        weight = np.ones(len(counts))
+        repeated = counts >= 2
+        weight[repeated] = posterior[repeated] / counts[repeated]
+        if once:
+            weight[counts == 1] = min(2 * twice / once, 1.0)
+        return weight[self.lock]
+
+    def per_txn(self, exclusive: bool) -> np.ndarray:
+        """Requests per transaction of each lock in one mode."""
+        chosen = self.lock[self.exclusive == exclusive]
+        return np.bincount(chosen, minlength=len(self.lock_ids)) / self.transactions
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The model's equilibrium (rates rps, times us)."""
+
+    txn_rps: float
+    total_rps: float
+    switch_rps: float
+    server_rps: float
+    cycle_us: float
+    wait_us: float
+    server_utilisation: float
+    bound: str
+    """What limits the rack: ``clients`` (no waiting to speak of), ``contention`` (lock
+    waits), ``servers`` (their CPU)."""
+
+
+def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
+          servers: int | None = None) -> Rates:
+    """The fixed point of the module doc. ``slots[i]`` is the switch's queue slots for
+    dense lock i (0: the lock servers hold it; ``inf``: unbounded); ``servers`` overrides
+    ``rack.servers``."""
+    count = rack.servers if servers is None else servers
+    n = rack.clients
+    f = (n - 1) / n
+    a_x, a_s = sample.per_txn(True), sample.per_txn(False)
+    sizes = sample.sizes.astype(np.float64)
+    starts = sample.offsets[:-1]
+    txn_of = np.repeat(np.arange(sample.transactions), sample.sizes)
+    unseen = sample.seen_once()
+    repeat = sample.repeat_weight()
+    slots = np.asarray(slots, dtype=np.float64)
+    spread = (sizes - 1) * rack.acquire_gap_us
+    base = rack.hold_us()
+    queues = count * rack.cores
+    w_x, w_s, p_x, p_s = (np.zeros(len(a_x)) for _ in range(4))
+    share = np.where(slots > 0, 1.0, 0.0)
+    x = util = 0.0
+    capacity = queues / (2.0 * rack.packet_us) if count > 0 else 0.0
+    for _ in range(ITERATIONS):
+        req_server = _to_servers(share[sample.lock], unseen, repeat)
+        batch = np.add.reduceat(req_server, starts)
+        touches = 1.0 - np.exp(np.add.reduceat(
+            np.log1p(-np.minimum(req_server, 1.0 - 1e-12)), starts))
+        server_per_txn = float(batch.mean())
+        server_us = (rack.server_rtt_us + rack.packet_us + rack.pass_us
+                     + _server_wait_us(util, batch, queues, rack.packet_us)) if queues \
+            else np.zeros(len(batch))
+        w_req = np.where(sample.exclusive, w_x[sample.lock], w_s[sample.lock])
+        p_req = np.where(sample.exclusive, p_x[sample.lock], p_s[sample.lock])
+        waits = _last_grant_wait(w_req, p_req, txn_of, sample.offsets)
+        attempt = spread + rack.client_rtt_us + rack.pass_us + touches * server_us + waits
+        cycle = attempt + rack.read_us + rack.think_us + _retry_us(attempt, waits, rack)
+        x_new = n / float(cycle.mean())
+        hold_req = (base + spread[txn_of] / 2 + waits[txn_of] - w_req
+                    + (touches * server_us)[txn_of] * (1.0 - req_server))
+        hold = _mean_per_lock(hold_req, sample.lock, len(a_x), base)
+        handover = HANDOVER_PASSES * (share * rack.pass_us + (1 - share) * rack.packet_us)
+        service = hold + handover
+        bound = 1.0 / float(np.max(a_x * service)) if a_x.any() else math.inf
+        if server_per_txn > 0:
+            bound = min(bound, capacity / server_per_txn) if capacity > 0 else 0.0
+        x_new = min(x_new, 0.999 * bound)
+        x = x_new if x == 0.0 else (1 - DAMPING) * x + DAMPING * x_new
+        util = x * server_per_txn / capacity if capacity > 0 else 0.0
+        lam_x, lam_s = x * a_x, x * a_s
+        busy_x = np.minimum(lam_x * service, 0.999)
+        busy = np.minimum(busy_x + 1.0 - np.exp(-lam_s * hold), 0.999)
+        queue_x = np.minimum(lam_x * w_x, n - 1)
+        queue_s = np.minimum(lam_s * w_s, n - 1)
+        new_x = f * (busy * hold / 2 + queue_x * service + np.minimum(queue_s, 1.0) * hold)
+        new_s = f * (busy_x * service / 2 + queue_x * service)
+        p_x = f * np.minimum(busy + queue_x + np.minimum(queue_s, 1.0), 0.999)
+        p_s = f * np.minimum(busy_x + queue_x, 0.999)
+        occupancy = lam_x * (service + w_x) + lam_s * (hold + w_s)
+        share = (1 - DAMPING) * share + DAMPING * _fits(slots, occupancy)
+        change = float(np.max(np.abs(new_x - w_x), initial=0.0))
+        w_x = (1 - DAMPING) * w_x + DAMPING * new_x
+        w_s = (1 - DAMPING) * w_s + DAMPING * new_s
+        if change < TOLERANCE * max(base, 1.0) and abs(x_new - x) <= TOLERANCE * x:
+            break
+    per_txn = float(sizes.mean())
+    wait = float(waits.mean())
+    limit = ("servers" if server_per_txn > 0 and util > 0.9 else
+             "contention" if wait > 0.1 * float(cycle.mean()) else "clients")
+    return Rates(txn_rps=x * 1e6, total_rps=x * per_txn * 1e6,
+                 switch_rps=x * (per_txn - server_per_txn) * 1e6,
+                 server_rps=x * server_per_txn * 1e6, cycle_us=float(cycle.mean()),
+                 wait_us=wait, server_utilisation=util, bound=limit)
+
+
+def _to_servers(share: np.ndarray, unseen: np.ndarray, repeat: np.ndarray) -> np.ndarray:
+    """Per request, the probability it goes to the lock servers: 1 - its lock's share in
+    the switch (1 for a lock seen once), with the switch shares scaled so that their sum
+    is the switch's share of future requests, sum_k repeat_k share_k (each lock at its
+    expected future rate, :meth:`TxnSample.repeat_weight`)."""
+    switch = np.where(unseen, 0.0, share)
+    held = float(switch.sum())
+    if held <= 0:
+        return 1.0 - switch
+    return 1.0 - np.minimum(switch * float(np.sum(repeat * share)) / held, 1.0)
+
+
+def _fits(slots: np.ndarray, occupancy: np.ndarray) -> np.ndarray:
+    """The share of a lock's requests that find a free one of its ``slots`` queue slots
+    when the requests holding or waiting for it are Poisson with mean ``occupancy``:
+    P(N <= slots - 1); the rest overflow to the lock servers."""
+    out = np.zeros(len(slots))
+    finite = np.isfinite(slots) & (slots > 0)
+    out[~np.isfinite(slots)] = 1.0
+    out[finite] = gammaincc(slots[finite], np.maximum(occupancy[finite], 1e-12))
+    return out
+
+
+def _last_grant_wait(wait: np.ndarray, waits_p: np.ndarray, txn_of: np.ndarray,
+                     offsets: np.ndarray) -> np.ndarray:
+    """Per transaction, the expected longest of its requests' waits: request k waits
+    d_k = wait_k / p_k with probability p_k (independently), so with the d sorted
+    descending E[max] = sum_k d_k p_k prod_{l before k} (1 - p_l)."""
+    p = np.clip(waits_p, 0.0, 0.999)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(p > 0, wait / np.maximum(p, 1e-300), 0.0)
+    order = np.lexsort((-d, txn_of))
+    d, p = d[order], p[order]
+    log_q = np.log1p(-p)
+    running = np.cumsum(log_q)
+    start = np.repeat(running[offsets[:-1]] - log_q[offsets[:-1]], np.diff(offsets))
+    before = running - log_q - start
+    return np.add.reduceat(d * p * np.exp(before), offsets[:-1])
+
+
+def _mean_per_lock(values: np.ndarray, lock: np.ndarray, locks: int,
+                   default: float) -> np.ndarray:
+    total = np.bincount(lock, weights=values, minlength=locks)
+    count = np.bincount(lock, minlength=locks)
+    return np.where(count > 0, total / np.maximum(count, 1), default)
+
+
+def _retry_us(attempt: np.ndarray, waits: np.ndarray, rack: RackTiming) -> np.ndarray:
+    """Expected time lost to timed-out attempts per transaction (module doc)."""
+    spare = rack.timeout_us - (attempt - waits)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        p = np.where(waits > 0, np.exp(-np.maximum(spare, 0.0) / waits), 0.0)
+    p = np.minimum(p, 0.9)
+    return p / (1 - p) * (rack.timeout_us + rack.backoff_us)
+
+
+def _server_wait_us(util: float, batch: np.ndarray, queues: int,
+                    packet_us: float) -> np.ndarray:
+    """Per transaction, from its acquires reaching the lock servers to the last of them
+    served (us). Its ``batch`` of acquires spreads over ``queues`` cores (RSS hashes each
+    lock to one core) and meets the work other transactions' batches left (M^X/D/1 per
+    core at utilisation ``util``: S (rho + rho mu) / (2 (1 - rho)) with mu the mean batch
+    per core); its own last acquire waits for the fullest core's share of it, about
+    mu_j + sqrt(2 mu_j ln queues) acquires."""
+    rho = min(util, 0.999)
+    per_core = batch / queues
+    backlog = packet_us * rho * (1 + float(per_core.mean())) / (2 * (1 - rho))
+    fullest = np.minimum(batch, per_core + np.sqrt(2 * per_core * math.log(max(queues, 2))))
+    return backlog + np.maximum(fullest - 1, 0.0) * packet_us
+
+
+def servers_needed(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
+                   gain: float = SERVER_GAIN, most: int = 64) -> int:
+    """The smallest lock-server count at which one more server adds less than ``gain``
+    of the rack's throughput, with this allocation (0 when the servers get nothing)."""
+    if solve(sample, rack, slots, 1).server_rps <= 0:
+        return 0
+    previous = solve(sample, rack, slots, 1).total_rps
+    for count in range(1, most):
+        following = solve(sample, rack, slots, count + 1).total_rps
+        if following < (1 + gain) * previous:
+            return count
+        previous = following
+    return most

@@ -1,0 +1,94 @@
+"""The closed-loop transaction model (planner/closedloop.py) against hand-derived oracles,
+and the capacity search's targets and ladder (planner/capacity.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.capacity import Target, slot_ladder
+from planner.closedloop import RackTiming, TxnSample, servers_needed, solve
+
+RACK = RackTiming(clients=20, client_rtt_us=5.389, server_rtt_us=5.0, read_us=10.0,
+                  think_us=0.0, acquire_gap_us=0.111, pass_us=0.3, servers=2, cores=8,
+                  packet_us=0.222, timeout_us=400.0, backoff_us=135.0)
+
+
+def _sample(txns: list[list[tuple[int, int]]]) -> TxnSample:
+    lock = np.array([lk for t in txns for lk, _ in t], dtype=np.int64)
+    mode = np.array([m for t in txns for _, m in t], dtype=np.int8)
+    txn = np.repeat(np.arange(len(txns)), [len(t) for t in txns])
+    return TxnSample.of(lock, mode, txn)
+
+
+def test_without_conflicts_a_context_cycles_at_its_round_trip_read_and_think():
+    txns = [[(i % 7, 0), (7 + i % 5, 0), (20 + i % 3, 0)] for i in range(300)]
+    sample = _sample(txns)
+    rates = solve(sample, RACK, np.full(len(sample.lock_ids), np.inf))
+    cycle = (2 * RACK.acquire_gap_us + RACK.client_rtt_us + RACK.pass_us + RACK.read_us
+             + RACK.think_us)
+    assert rates.txn_rps == pytest.approx(RACK.clients / cycle * 1e6, rel=1e-9)
+    assert rates.total_rps == pytest.approx(3 * rates.txn_rps)
+    assert rates.server_rps == 0.0 and rates.bound == "clients"
+
+
+def test_one_exclusive_lock_in_every_transaction_hands_over_at_most_once_per_hold():
+    txns = [[(0, 1), (1 + i % 50, 0)] for i in range(500)]
+    sample = _sample(txns)
+    rates = solve(sample, RACK, np.full(len(sample.lock_ids), np.inf))
+    shortest_hold = RACK.hold_us() + 2 * RACK.pass_us
+    assert rates.txn_rps <= 1e6 / shortest_hold * (1 + 1e-9)
+    assert rates.txn_rps >= 0.5e6 / shortest_hold  # and near it: the hot lock is the limit
+    assert rates.bound == "contention"
+
+
+def test_locks_seen_once_and_locks_without_slots_go_to_the_lock_servers():
+    txns = [[(i % 4, 0), (100 + i, 0)] for i in range(400)]  # 100+i: seen once each
+    sample = _sample(txns)
+    slots = np.full(len(sample.lock_ids), np.inf)
+    rates = solve(sample, RACK, slots)
+    assert rates.server_rps == pytest.approx(rates.total_rps / 2)
+    none = solve(sample, RACK, np.zeros(len(sample.lock_ids)))
+    assert none.switch_rps == 0.0 and none.total_rps < rates.total_rps
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 2**31 - 1))
+def test_servers_needed_is_where_one_more_server_adds_less_than_five_percent(cores, seed):
+    rng = np.random.default_rng(seed)
+    rack = RackTiming(**{**RACK.__dict__, "cores": cores, "packet_us": 0.5})
+    txns = [[(int(x), int(rng.integers(0, 2))) for x in
+             np.unique(rng.integers(0, 300, rng.integers(2, 12)))] for _ in range(300)]
+    sample = _sample(txns)
+    slots = np.zeros(len(sample.lock_ids))
+    k = servers_needed(sample, rack, slots)
+    assert k >= 1
+    at = [solve(sample, rack, slots, n).total_rps for n in (k, k + 1)]
+    assert at[1] < 1.05 * at[0]
+    if k > 1:
+        assert solve(sample, rack, slots, k).total_rps >= 1.05 * solve(
+            sample, rack, slots, k - 1).total_rps
+
+
+@pytest.mark.parametrize("kwargs", [{"tps": -1.0}, {"tps": 0.0}, {"rps": math.nan},
+                                    {"rps": math.inf}, {}, {"tps": 1.0, "rps": 1.0},
+                                    {"tps": 1.0, "p99_us": -5.0}])
+def test_a_bad_target_is_named(kwargs):
+    assert Target(**kwargs).problem()
+
+
+def test_targets_are_met_by_rate_and_latency():
+    target = Target(tps=100.0, p99_us=50.0)
+    assert target.met_by(100.0, 0.0, 50.0)
+    assert not target.met_by(99.0, 1e9, 10.0)
+    assert not target.met_by(200.0, 0.0, 51.0)
+
+
+def test_the_slot_ladder_steps_1_3_10_and_ends_at_the_limit():
+    assert slot_ladder(100_000) == [1000, 3000, 10_000, 30_000, 100_000]
+    assert slot_ladder(5000) == [1000, 3000, 5000]
+    assert slot_ladder(500) == [500]

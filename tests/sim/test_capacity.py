@@ -1,0 +1,89 @@
+"""The plan's closed-loop prediction beside the simulation of that plan (issue 30's grid),
+and ``netlock capacity`` end to end at small scale."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from netlock.cli.app import app
+from netlock.config import load_config, override_config
+from sim.plan_check import demand_trace, plan_for, relative_error, simulate_plan
+from tests.sim.helpers import CONFIGS
+
+TOLERANCE = 0.15
+WORKLOADS = ("micro-exclusive", "micro-shared", "micro-contended", "tpcc-low", "tpcc-high")
+THINK_US = (0, 10, 100)
+SLOTS = (1000, 3000, 10_000, 100_000)
+SAMPLE = [("micro-exclusive", 10, 10_000), ("micro-contended", 0, 100_000),
+          ("tpcc-low", 100, 100_000)]
+"""The points ``make test`` runs; the slow tier runs the whole grid."""
+GRID = [(w, t, s) for w in WORKLOADS for t in THINK_US for s in SLOTS]
+
+
+def _check(workload: str, think_us: float, slots: int) -> None:
+    cfg = override_config(load_config(CONFIGS / f"{workload}.yaml"), {
+        "workload.think_time_us": think_us, "sim.duration_s": 0.003, "sim.warmup_s": 0.001,
+        "sim.engine": "fast"})
+    report = plan_for(cfg, demand_trace(cfg, 100_000), slots)
+    assert report.plan.summary.rates.startswith("closed-loop")
+    got = simulate_plan(cfg, report, max(report.plan.summary.servers_needed, 1))
+    assert got.violations == 0 and got.stalled == 0
+    total = relative_error(got.predicted_total_rps, got.simulated_total_rps)
+    switch = relative_error(got.predicted_switch_rps, got.simulated_switch_rps)
+    assert total <= TOLERANCE, (f"total: predicted {got.predicted_total_rps:,.0f} simulated "
+                                f"{got.simulated_total_rps:,.0f}")
+    assert switch <= TOLERANCE, (f"switch: predicted {got.predicted_switch_rps:,.0f} "
+                                 f"simulated {got.simulated_switch_rps:,.0f}")
+
+
+@pytest.mark.parametrize(("workload", "think_us", "slots"), SAMPLE)
+def test_the_plan_predicts_what_the_simulation_of_it_carries(workload, think_us, slots):
+    _check(workload, think_us, slots)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("workload", "think_us", "slots"),
+                         [p for p in GRID if p not in SAMPLE])
+def test_the_whole_grid_within_tolerance(workload, think_us, slots):
+    _check(workload, think_us, slots)
+
+
+SMALL = ["--requests", "20000", "--duration-s", "0.001", "--max-slots", "3000",
+         "--max-servers", "2", "--workers", "1"]
+
+
+def test_capacity_finds_a_rack_for_a_reachable_tpcc_target(tmp_path):
+    png = tmp_path / "frontier.png"
+    out = CliRunner().invoke(app, ["capacity", str(CONFIGS / "tpcc-high.yaml"), "--tps",
+                                   "100000", *SMALL, "--plot", str(png), "--json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    chosen = result["chosen"]
+    assert chosen["sim_tps"] >= 100_000 and chosen["meets"]
+    assert chosen["violations"] == 0 and chosen["stalled"] == 0
+    assert all(row["pred_tps"] > 0 for row in result["frontier"])
+    smaller = [r for r in result["frontier"] if (r["slots"], r["servers"])
+               < (chosen["slots"], chosen["servers"])]
+    assert not any(r["meets"] for r in smaller)  # the smallest verified rack that meets it
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_capacity_names_what_binds_when_no_rack_meets_the_target():
+    out = CliRunner().invoke(app, ["capacity", str(CONFIGS / "tpcc-high.yaml"), "--tps",
+                                   "5e6", *SMALL, "--json"])
+    assert out.exit_code == 1
+    assert json.loads(out.stdout)["binds"] == "clients"
+    assert "clients binds" in out.stderr
+
+
+@pytest.mark.parametrize("flag", [["--tps", "-5"], ["--tps", "0"], ["--rps", "nan"],
+                                  ["--tps", "1", "--rps", "1"], ["--tps", "1e5",
+                                                                 "--p99-us", "-1"]])
+def test_a_bad_target_is_one_line_and_exit_2(flag):
+    out = CliRunner().invoke(app, ["capacity", str(CONFIGS / "tpcc-high.yaml"), *flag])
+    assert out.exit_code == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netlock: error: --")
