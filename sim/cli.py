@@ -138,10 +138,10 @@ def sim_command(
     with progress_bar(f"simulating ({chosen} engine)", cfg.sim.end_s * 1e6, unit="ms",
                       scale=1e3, transient=as_json) as update:
         result = run_engine(cfg, chosen, progress=lambda now_us, _end: update(now_us))
-    if why:
-        console().print(why)
     if out is not None:
         result.write(out, fmt)
+    if why:
+        console().print(why)
     if as_json:
         emit_json(result.to_json())
     else:

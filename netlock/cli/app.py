@@ -55,7 +55,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "(timeseries.png, latency_cdf.png,\nsplit.png)."),
     "paper": ("sim.cli:register", "Reproduce a figure of the NetLock paper's evaluation from "
               "configs/paper/FIG.yaml and\ncheck the qualitative outcome its text states (exit 1 "
-              "if a check of a required figure\nfails; Figures 10 and 11 report theirs)."),
+              "if a check of a required figure\nfails; the figures the model does not "
+              "reproduce yet report theirs)."),
     "config": ("netlock.cli.config_cmd:register",
                "Validate experiment configs and list the keys they may set."),
     "trace": ("sim.cli:register", "Workload traces: generate them."),

@@ -39,7 +39,7 @@ def paper_command(
 ) -> None:
     """Reproduce a figure of the NetLock paper's evaluation from configs/paper/FIG.yaml and
     check the qualitative outcome its text states (exit 1 if a check of a required figure
-    fails; Figures 10 and 11 report theirs).
+    fails; the figures the model does not reproduce yet report theirs).
 
     Example:
 

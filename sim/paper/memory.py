@@ -183,7 +183,7 @@ def _st_plot(table: pd.DataFrame) -> MplFigure:
 FIGURES = [
     Figure("fig13", "Figure 13: knapsack vs random allocation", "6.4", summary_table,
            _fig13_checks, lambda t, x: _fig13_plot(t, x["cdf"]),
-           extra=lambda e, r: {"cdf": cdf_table(e, r)}),
+           extra=lambda e, r: {"cdf": cdf_table(e, r)}, required=False),
     Figure("fig14a", "Figure 14a: switch memory x think time", "6.4", summary_table,
            _fig14a_checks,
            lambda t, x: _lines_vs_slots(t, THINK, lambda v: f"think time {v:g} us",
@@ -191,7 +191,8 @@ FIGURES = [
     Figure("fig14b", "Figure 14b: switch memory x allocation policy", "6.4", summary_table,
            _fig14b_checks,
            lambda t, x: _lines_vs_slots(t, POLICY, str,
-                                     "Figure 14b: switch memory x allocation (TPC-C)")),
+                                     "Figure 14b: switch memory x allocation (TPC-C)"),
+           required=False),
     Figure("st", "Section 4.5: switch throughput is bounded by S/T", "4.5", _st_table,
            _st_checks, lambda t, x: _st_plot(t)),
 ]

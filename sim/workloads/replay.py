@@ -95,8 +95,9 @@ MAX_ID = 2**53
 
 
 def id_column(frame: pd.DataFrame, column: str, path: str | Path) -> np.ndarray:
-    """``frame[column]`` as int64 ids, or a TraceError naming the file, row and field of the
-    first value that is not a whole number in [0, 2^53]."""
+    """``frame[column]`` as int64 ids, or a TraceError naming the file, row (0-based data
+    row, as :mod:`netlock.trace` counts) and field of the first value that is not a whole
+    number in [0, 2^53]."""
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(np.float64)
     bad = ~(np.isfinite(values) & (values >= 0) & (values <= MAX_ID)
             & (values == np.floor(values)))
@@ -104,6 +105,6 @@ def id_column(frame: pd.DataFrame, column: str, path: str | Path) -> np.ndarray:
         row = int(np.argmax(bad))
         value = frame[column].iloc[row]
         shown = repr(value) if isinstance(value, str) else str(value)
-        raise TraceError(f"{path}: row {row + 1}: {column}: must be a whole number in "
+        raise TraceError(f"{path}: row {row}: {column}: must be a whole number in "
                          f"[0, 2^53], got {shown}")
     return values.astype(np.int64)

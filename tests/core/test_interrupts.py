@@ -75,12 +75,16 @@ def _assert_clean_interrupt(code: int, err: str, took: float, alive: list[int]) 
 @pytest.fixture(scope="module")
 def check_s() -> float:
     """How long an uninterrupted ``netlock config check`` takes on this machine (s)."""
-    start = time.monotonic()
-    subprocess.run([*_netlock(), "config", "check", CONFIG], capture_output=True, check=True)
-    return time.monotonic() - start
+    runs = []
+    for _ in range(3):
+        start = time.monotonic()
+        subprocess.run([*_netlock(), "config", "check", CONFIG], capture_output=True,
+                       check=True)
+        runs.append(time.monotonic() - start)
+    return min(runs)
 
 
-@pytest.mark.parametrize("share", [0.2, 0.35, 0.5])
+@pytest.mark.parametrize("share", [0.25, 0.35, 0.45])
 def test_interrupt_while_importing(tmp_path, check_s, share):
     """Most of ``config check``'s time is imports; machines differ 4-6x, so the interrupt
     lands at a share of this machine's own run."""

@@ -54,7 +54,8 @@ def test_an_interrupted_sweep_keeps_finished_points_and_resumes(tmp_path, monkey
     assert len(list((tmp_path / "points").glob("*.json"))) == 2
     ran = []
     real = sweep.run_point
-    monkeypatch.setattr(sweep, "run_point", lambda cfg: ran.append(cfg) or real(cfg))
+    monkeypatch.setattr(sweep, "run_point",
+                        lambda cfg, progress=None: ran.append(cfg) or real(cfg, progress))
     table = run_sweep(grid, tmp_path, resume=True)
     assert len(ran) == len(grid) - 2
     same_table(table, run_sweep(grid, tmp_path / "fresh"))

@@ -117,18 +117,20 @@ def test_trace_with_a_repeated_column_is_refused_by_every_reader(tmp_path, trace
             "--out", str(run), out=run)
 
 
-@pytest.mark.parametrize(("column", "value", "shown"), [
-    ("txn_id", "abc", "'abc'"), ("client_id", str(10**17), str(10**17)),
-    ("txn_id", "-3", "-3"), ("client_id", "1.5", "1.5")])
+@pytest.mark.parametrize(("column", "value", "said"), [
+    ("txn_id", "abc", "not a number (got 'abc')"),
+    ("client_id", str(10**17), f"must be a whole number in [0, 2^53], got {10**17}"),
+    ("txn_id", "-3", "must be >= 0 (got -3)"),
+    ("client_id", "1.5", "not an integer (got 1.5)")])
 def test_replayed_trace_ids_are_validated_by_row_and_field(tmp_path, trace_csv, column,
-                                                           value, shown):
+                                                           value, said):
     frame = pd.read_csv(trace_csv).astype({column: object})
     frame.loc[4, column] = value
     bad = tmp_path / "bad.csv"
     frame.to_csv(bad, index=False)
-    said = refused("sim", MICRO, "--set", "workload.kind=trace", "--set",
-                   f"workload.trace={bad}", "--set", "sim.duration_s=0.0001")
-    assert f"{bad}: row 5: {column}: must be a whole number in [0, 2^53], got {shown}" in said
+    refused_line = refused("sim", MICRO, "--set", "workload.kind=trace", "--set",
+                           f"workload.trace={bad}", "--set", "sim.duration_s=0.0001")
+    assert f"{bad}: row 4: {column}: {said}" in refused_line
 
 
 @pytest.mark.parametrize(("old", "new", "said"), [

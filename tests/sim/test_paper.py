@@ -260,4 +260,4 @@ def test_only_required_figures_fail_the_command(monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "run_figure", fake)
     monkeypatch.setattr(cli, "write_index", lambda out: None)
     assert invoke("fig11", "--out", str(tmp_path)).exit_code == 0
-    assert invoke("fig13", "--out", str(tmp_path)).exit_code == 1
+    assert invoke("fig14a", "--out", str(tmp_path)).exit_code == 1
