@@ -203,7 +203,7 @@ def _unless_the_lease_refuses(make: Callable[[], Config]) -> Config:
     try:
         return make()
     except ConfigError as exc:
-        if ": lease.us: " not in str(exc):
+        if "lease.us: " not in str(exc):
             raise
         reject()
         raise
