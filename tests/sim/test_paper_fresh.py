@@ -58,8 +58,6 @@ def test_a_figure_records_the_digest_and_is_found_stale_once_sources_change(tmp_
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="docs/paper/ predates the source digest: regenerate it "
-                   f"with `{REGENERATE}` (then remove this mark)")
 def test_the_committed_figures_are_made_from_todays_sources():
     stale = stale_figures(PAPER, sources_digest())
     assert not stale, ("stale figures in docs/paper/ (regenerate with "
