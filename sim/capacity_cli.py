@@ -23,7 +23,6 @@ from netlock.config import Config, load_config, override_config
 from netlock.errors import ConfigError
 from netlock.plan import Plan
 
-DASK_CONNECT_S = 10
 JsonOpt = json_option("the table, progress and the binding constraint go to")
 
 
@@ -178,14 +177,11 @@ def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int 
     jobs = [(base, for_servers(proposal.plans[s], k), k) for s, k in todo]
     results: dict[int, dict[str, Any]] = {}
     if scheduler is not None:
-        from dask.distributed import Client, as_completed
+        from dask.distributed import as_completed
 
-        try:
-            client = Client(scheduler, timeout=DASK_CONNECT_S)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ConfigError(f"--scheduler {scheduler}: cannot reach a dask scheduler there "
-                              f"({type(exc).__name__}: {exc})") from None
-        with client:
+        from sim.sweep import dask_client
+
+        with dask_client(scheduler) as client:
             futures = {client.submit(verify, *job, pure=False): i for i, job in enumerate(jobs)}
             for future in as_completed(futures):
                 results[futures[future]] = future.result()

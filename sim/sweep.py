@@ -338,17 +338,24 @@ def _leave_interrupts_to_sweep(parent: int) -> None:
             os._exit(1)
 
 
-def _run_on_dask(todo: list[Point], scheduler: str,
-                 finished: Callable[[Point, dict[str, Any]], None]) -> None:
-    """Run the points as tasks of a dask.distributed cluster, collecting them as they end."""
-    from dask.distributed import Client, as_completed
+def dask_client(scheduler: str) -> Any:
+    """A dask.distributed client of the scheduler at ``scheduler``, or a ConfigError naming
+    ``--scheduler`` when none answers within ``DASK_CONNECT_S``."""
+    from dask.distributed import Client
 
     try:
-        client = Client(scheduler, timeout=DASK_CONNECT_S)
+        return Client(scheduler, timeout=DASK_CONNECT_S)
     except (OSError, TimeoutError, ValueError) as exc:
         raise ConfigError(f"--scheduler {scheduler}: cannot reach a dask scheduler there "
                           f"({type(exc).__name__}: {exc})") from None
-    with client:
+
+
+def _run_on_dask(todo: list[Point], scheduler: str,
+                 finished: Callable[[Point, dict[str, Any]], None]) -> None:
+    """Run the points as tasks of a dask.distributed cluster, collecting them as they end."""
+    from dask.distributed import as_completed
+
+    with dask_client(scheduler) as client:
         futures = {client.submit(run_point, p.config, key=f"netlock-point-{p.pid}",
                                  pure=False): p for p in todo}
         try:
