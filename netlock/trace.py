@@ -183,6 +183,11 @@ def _check_columns(path: Path, names: list[str]) -> list[str]:
     for name in sorted(set(names)):
         if names.count(name) > 1 and name in (*REQUIRED_COLUMNS, "priority"):
             raise TraceError(f"{path}: column {name!r}: appears {names.count(name)} times")
+    if {"rate_rps", "contention"} <= set(names) and "t_request" not in names:
+        raise TraceError(f"{path}: a per-lock counter table (netlock stats --out), not a "
+                         f"trace: it holds only the switch's locks and no request times; "
+                         f"netlock autopilot re-plans from the switch's and the lock "
+                         f"servers' counters, netlock plan reads traces (docs/formats.md)")
     for name in REQUIRED_COLUMNS:
         if name not in names:
             raise TraceError(f"{path}: column {name!r}: missing (the trace has "

@@ -89,6 +89,14 @@ def test_stats_reads_counters_back(plans, tmp_path: Path):
     frame = pd.read_parquet(out)
     assert frame["lock_id"].tolist() == [10, 11, 12]
     assert frame["slots"].tolist() == [2, 3, 1]
+    frame.to_csv(tmp_path / "stats.csv", index=False)
+    for table in (out, tmp_path / "stats.csv"):
+        planned = run("plan", table, "--slots", "10", "--out", tmp_path / "p.yaml")
+        assert planned.exit_code == 2, planned.output
+        assert f"{table}: a per-lock counter table (netlock stats --out), not a trace" \
+            in planned.stderr and "autopilot re-plans" in planned.stderr
+        assert len(planned.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "p.yaml").exists()
 
 
 @pytest.mark.parametrize("how", ["resume", "plain push"])
