@@ -8,10 +8,11 @@ same table and checks for notebooks.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,8 @@ class FigureResult:
     files: list[Path]
     provenance: dict[str, Any]
     """Where the run was made (commit, command, date), as the caller knows it."""
+    digests: dict[str, str] = field(default_factory=dict)
+    """SHA-256 of each file written beside the JSON (by name), once written."""
 
     @property
     def holds(self) -> bool:
@@ -70,6 +73,8 @@ class FigureResult:
             "provenance": self.provenance,
         }
         doc.update({name: _records(t) for name, t in self.extra.items()})
+        if self.digests:
+            doc["files_sha256"] = self.digests
         return doc
 
 
@@ -130,6 +135,10 @@ def write_index(out: Path) -> Path:
                   f"`{made.get('command', 'netlock paper ' + doc['figure'])}`: "
                   f"{doc['wall_s']:.0f} s of wall time, scale {doc['scale']}, commit "
                   f"{made.get('commit', 'unknown')}, {made.get('date', '')}", ""]
+        problem = figure_problem(out, doc)
+        if problem:
+            lines += [f"**Incomplete**: {problem} (an interrupted run?): rerun "
+                      f"`netlock paper {doc['figure']}`.", ""]
         lines += [f"- {'holds' if c['holds'] else '**fails**'}: {c['claim']} ({c['detail']})"
                   for c in doc["checks"]]
         lines.append("")
@@ -146,16 +155,37 @@ def _starts_with(path: Path, title: str) -> bool:
 
 
 def write(result: FigureResult, out: Path) -> list[Path]:
-    """The figure's CSV, PNG and JSON under ``out`` (each written atomically)."""
+    """The figure's CSV, PNG, JSON and extra tables under ``out`` (each written atomically),
+    listed in that order. The JSON is written last and records the SHA-256 of the others,
+    so a run killed between files leaves a figure that :func:`figure_problem` finds
+    incomplete, not a JSON that vouches for another run's CSV or PNG."""
     out.mkdir(parents=True, exist_ok=True)
     name = result.figure.name
-    files = [out / f"{name}.csv", out / f"{name}.png", out / f"{name}.json"]
+    files = [out / f"{name}.csv", out / f"{name}.png"]
     atomic.write_with(files[0], lambda tmp: result.table.to_csv(tmp, index=False))
     with plotstyle.styled():
         plotstyle.save(result.figure.plot(result.table, result.extra), files[1])
-    atomic.write_text(files[2], json.dumps(result.to_json(), indent=1) + "\n")
     for extra, table in result.extra.items():
         path = out / f"{name}-{extra}.csv"
         atomic.write_with(path, lambda tmp, t=table: t.to_csv(tmp, index=False))
         files.append(path)
+    result.digests = {path.name: _sha256(path) for path in files}
+    files.insert(2, out / f"{name}.json")
+    atomic.write_text(files[2], json.dumps(result.to_json(), indent=1) + "\n")
     return files
+
+
+def figure_problem(out: Path, doc: dict[str, Any]) -> str | None:
+    """Why the figure ``doc`` (its JSON, read from ``out``) does not match the files beside
+    it, or None when every file it records is there with its recorded digest."""
+    for name, digest in doc.get("files_sha256", {}).items():
+        path = out / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if _sha256(path) != digest:
+            return f"{name} is not the one this JSON was written with"
+    return None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from netlock.errors import ConfigError
 from sim.paper import names
 from sim.paper.cli import register
-from sim.paper.experiments import figure
+from sim.paper.experiments import figure, figure_problem, write_index
 from sim.paper.spec import load_experiment
 from tests.sim.helpers import ROOT
 
@@ -46,6 +46,25 @@ def test_one_figure_writes_csv_png_json_and_prints_one_json_object(tmp_path):
     index = (tmp_path / "README.md").read_text()
     assert "![fig12a](fig12a.png)" in index and "netlock paper fig12a --scale small" in index
     assert doc["provenance"]["command"].startswith("netlock paper fig12a")
+    assert set(doc["files_sha256"]) == {"fig12a.csv", "fig12a.png"}
+    assert "Incomplete" not in index
+
+
+def test_a_figure_whose_files_are_not_its_jsons_is_marked_incomplete(tmp_path):
+    """A run killed after writing a figure's CSV but before its JSON leaves the old JSON
+    beside a new CSV: the index says so instead of showing them as one figure."""
+    assert invoke("fig12a", "--scale", "small", "--out", str(tmp_path), "--workers",
+                  "1").exit_code == 0
+    doc = json.loads((tmp_path / "fig12a.json").read_text())
+    assert figure_problem(tmp_path, doc) is None
+    (tmp_path / "fig12a.csv").write_text("another,run\n1,2\n")
+    assert figure_problem(tmp_path, doc) == ("fig12a.csv is not the one this JSON was "
+                                             "written with")
+    index = write_index(tmp_path).read_text()
+    assert ("**Incomplete**: fig12a.csv is not the one this JSON was written with (an "
+            "interrupted run?): rerun `netlock paper fig12a`.") in index
+    (tmp_path / "fig12a.csv").unlink()
+    assert figure_problem(tmp_path, doc) == "fig12a.csv is missing"
 
 
 @pytest.mark.parametrize("args, message", [
@@ -246,6 +265,7 @@ def test_the_committed_full_scale_figures_are_complete_and_traceable():
         assert len(pd.read_csv(out / f"{name}.csv")) == len(doc["points"])
         assert (out / f"{name}.png").stat().st_size > 10_000
         assert f"![{name}]({name}.png)" in (out / "README.md").read_text()
+        assert doc["files_sha256"] and figure_problem(out, doc) is None, name
 
 
 def test_only_required_figures_fail_the_command(monkeypatch, tmp_path):
