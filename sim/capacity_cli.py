@@ -186,18 +186,16 @@ def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int 
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 tick()
-    elif (workers or os.cpu_count() or 1) <= 1 or len(jobs) <= 1:
-        for i, job in enumerate(jobs):
-            results[i] = verify(*job)
-            tick()
     else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from sim.sweep import Point, run_each
 
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
-            futures = {pool.submit(verify, *job): i for i, job in enumerate(jobs)}
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                tick()
+        def finished(point: Point, result: dict[str, Any]) -> None:
+            results[int(point.pid)] = result
+            tick()
+
+        run_each([Point(str(i), {}, 0, job) for i, job in enumerate(jobs)],
+                 1 if len(jobs) <= 1 else workers or os.cpu_count() or 1, finished,
+                 _verify_job)
     rows = []
     for i, (slots, servers) in enumerate(todo):
         c = predicted[(slots, servers)]
@@ -208,6 +206,11 @@ def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int 
         row["meets"] = (target.met_by(row["sim_tps"], row["sim_total_rps"], row["sim_p99_us"])
                         and row["violations"] == 0 and row["stalled"] == 0)
     return sorted(rows, key=lambda r: (r["slots"], r["servers"]))
+
+
+def _verify_job(job: tuple[Config, Any, int]) -> dict[str, Any]:
+    """:func:`verify` of one proposed rack, in a worker process."""
+    return verify(*job)
 
 
 def _simulated_binding(rows: list[dict[str, Any]]) -> str:

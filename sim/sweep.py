@@ -31,7 +31,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,12 +65,13 @@ class Axis:
 @dataclass(frozen=True)
 class Point:
     """One run of a grid point: its values per axis key, its seed, its validated config
+    (a :class:`Config`; the NetStore experiment's points hold its own config document)
     and which of the point's ``--seeds`` runs it is (0 for the first)."""
 
     pid: str
     values: dict[str, Any]
     seed: int
-    config: Config
+    config: Any
     run: int = 0
 
 
@@ -276,22 +277,35 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
 
     if scheduler is not None:
         _run_on_dask(todo, scheduler, finished)
-    elif workers <= 1:
+    elif workers <= 1 and point_progress is not None:
         for point in todo:
-            follow = (None if point_progress is None else
-                      lambda now, end, p=point: point_progress(p, now, end))
-            finished(point, run_point(point.config, follow))
+            finished(point, run_point(point.config,
+                                      lambda now, end, p=point: point_progress(p, now, end)))
     else:
-        run_in_processes(todo, workers, finished)
+        run_each(todo, workers, finished)
     runs = results_table(points, rows, provenance)
     table = summarise_runs(runs, list(points[0].values) if points else [])
     write_table(table, out, runs if len(table) < len(runs) else None)
     return table
 
 
-def run_in_processes(todo: list[Point], workers: int,
-                     finished: Callable[[Point, dict[str, Any]], None],
-                     measure: Callable[[Config], dict[str, Any]] = run_point) -> None:
+def run_each(todo: Sequence[Point], workers: int,
+             finished: Callable[[Point, Any], None],
+             measure: Callable[[Any], Any] = run_point) -> None:
+    """The one loop that runs a set of points (sweeps, the paper's figures, the Concordia
+    and NetStore experiments): ``measure(point.config)`` for each, in this process when
+    ``workers`` <= 1, else in worker processes (:func:`run_in_processes`: Ctrl-C and a
+    killed parent end the workers); ``finished(point, result)`` as each ends."""
+    if workers <= 1:
+        for point in todo:
+            finished(point, measure(point.config))
+    else:
+        run_in_processes(todo, workers, finished, measure)
+
+
+def run_in_processes(todo: Sequence[Point], workers: int,
+                     finished: Callable[[Point, Any], None],
+                     measure: Callable[[Any], Any] = run_point) -> None:
     """Run ``measure`` on the points' configs in ``workers`` processes (``measure`` must be
     a module-level function). If the sweep stops early (Ctrl-C, a point's error) the points
     not started are cancelled and the workers ended at once: only the points they were

@@ -26,7 +26,7 @@ from sim.paper.figure import Check, safe_and_live
 from sim.paper.provenance import commit
 from sim.paper.spec import CONFIG_DIR, load_experiment
 from sim.simulate import simulate
-from sim.sweep import Point, run_in_processes
+from sim.sweep import Point, run_each
 
 SHARING = "workload.sharing_ratio"
 BLOCKS = "manager.concordia.switch_blocks"
@@ -58,11 +58,7 @@ def run(name: str, scale: str = "small", workers: int = 1) -> pd.DataFrame:
     def finished(point: Point, row: dict[str, Any]) -> None:
         done[point.pid] = row
 
-    if workers <= 1:
-        for point in todo:
-            finished(point, measure(point.config))
-    else:
-        run_in_processes(todo, workers, finished, measure)
+    run_each(todo, workers, finished, measure)
     table = pd.DataFrame.from_records([{**pt.values, **done[pt.pid]} for pt in todo])
     if BLOCKS in table and SHARING in table:
         table["design"] = ["Concordia" if b > 0 else "Concordia-base" for b in table[BLOCKS]]

@@ -4,7 +4,6 @@ grows (section 4.2), repeated over seeds, and its figure."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pandas as pd
 
 from netlock import plotstyle
 from sim.netstore.config import NetStoreConfig, netstore_config_from_dict
+from sim.sweep import Point, run_each
 
 VARIANTS = ("ecmp", "lbp", "lbp+nac")
 """Figure 4's curves: ECMP, LBP, LBP with network-aware caching."""
@@ -43,7 +43,7 @@ def background_sweep(base: NetStoreConfig, max_kbs: Sequence[float],
     """One run per (max background flow size, variant, seed) on ``base``: a row each. A
     variant is a routing (``ecmp``, ``lbp``) with ``+nac`` for network-aware caching. The same
     seed gives every variant the same arrivals, keys and background flows."""
-    docs = []
+    todo = []
     for kb in max_kbs:
         for seed in seeds:
             for variant in variants:
@@ -52,19 +52,17 @@ def background_sweep(base: NetStoreConfig, max_kbs: Sequence[float],
                 doc["sim"]["seed"] = int(seed)
                 doc["netstore"]["routing"] = variant.split("+")[0]
                 doc["netstore"]["nac"] = variant.endswith("+nac")
-                docs.append(doc)
-    rows = []
-    if workers <= 1:
-        for i, doc in enumerate(docs):
-            rows.append(_point(doc))
-            if progress is not None:
-                progress(i + 1, len(docs))
-    else:
-        with ProcessPoolExecutor(workers) as pool:
-            for i, row in enumerate(pool.map(_point, docs)):
-                rows.append(row)
-                if progress is not None:
-                    progress(i + 1, len(docs))
+                todo.append(Point(str(len(todo)), {"max_kb": float(kb), "variant": variant},
+                                  int(seed), doc))
+    done: dict[str, dict[str, Any]] = {}
+
+    def finished(point: Point, row: dict[str, Any]) -> None:
+        done[point.pid] = row
+        if progress is not None:
+            progress(len(done), len(todo))
+
+    run_each(todo, workers, finished, _point)
+    rows = [done[p.pid] for p in todo]
     return pd.DataFrame(rows)
 
 

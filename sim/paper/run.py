@@ -15,7 +15,7 @@ import numpy as np
 from netlock.config import Config
 from sim.core.metrics import in_window
 from sim.run import run_engine
-from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, Point, run_in_processes
+from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, Point, run_each
 
 from .spec import Experiment
 
@@ -61,9 +61,5 @@ def run_points(experiment: Experiment, workers: int,
 
     if progress:
         progress(0, len(todo))
-    if workers <= 1:
-        for point in todo:
-            finished(point, measure(point.config))
-    else:
-        run_in_processes(todo, workers, finished, measure)
+    run_each(todo, workers, finished, measure)
     return [done[p.pid] for p in todo]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -66,6 +67,19 @@ def test_workers_are_capped_at_the_points_and_the_cores():
     assert worker_count(500, 2) == min(2, os.cpu_count() or 1)
     assert worker_count(500, 10_000) == (os.cpu_count() or 1)
     assert worker_count(0, 3) == 1
+
+
+def test_every_set_of_points_runs_through_the_one_loop():
+    """Sweeps, the paper's figures, capacity, Concordia and NetStore all run their points
+    through ``sim.sweep.run_each``, so each has the worker cap, Ctrl-C and dying workers:
+    no other module starts a process pool of its own."""
+    root = Path(__file__).resolve().parents[2]
+    pools = sorted(str(path.relative_to(root))
+                   for package in ("netlock", "sim", "planner", "hwrunner")
+                   for path in (root / package).rglob("*.py")
+                   if re.search(r"ProcessPoolExecutor|multiprocessing\.Pool\b|\bPool\(",
+                                path.read_text(encoding="utf-8")))
+    assert pools == ["sim/sweep.py"]
 
 
 SWEEP = """
