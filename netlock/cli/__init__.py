@@ -27,6 +27,8 @@ def main() -> None:
     except SystemExit as exc:
         if exc.code == interrupt.EXIT_CODE:
             interrupt.leave_promptly()
+            interrupt.stop_children()
+            interrupt.report()
         else:
             interrupt.finishing()
         raise

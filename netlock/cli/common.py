@@ -82,7 +82,7 @@ def os_problem(exc: OSError) -> str:
 
 def _interrupted() -> None:
     interrupt.stop_children()
-    typer.echo(interrupt.MESSAGE, err=True)
+    interrupt.report()
     raise typer.Exit(interrupt.EXIT_CODE) from None
 
 

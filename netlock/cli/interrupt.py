@@ -27,6 +27,7 @@ MESSAGE = "netlock: interrupted"
 
 
 _interrupted = threading.Event()
+_reported = threading.Event()
 
 
 def install() -> None:
@@ -90,9 +91,18 @@ def leave_promptly() -> None:
     timer.start()
 
 
+def report() -> None:
+    """Print :data:`MESSAGE` on stderr, once however many layers see the interrupt (a
+    command's own handling, typer's, which turns a Ctrl-C outside the command's body into a
+    silent exit 130, and the console script's)."""
+    if not _reported.is_set():
+        _reported.set()
+        print(MESSAGE, file=sys.stderr, flush=True)
+
+
 def exit_interrupted() -> NoReturn:
     """End a command interrupted outside its own handling (while importing, say)."""
     leave_promptly()
     stop_children()
-    print(MESSAGE, file=sys.stderr, flush=True)
+    report()
     sys.exit(EXIT_CODE)

@@ -92,6 +92,35 @@ def test_interrupt_while_importing(tmp_path, check_s, share):
                                         tmp_path))
 
 
+def test_interrupts_in_the_first_half_second_each_say_so_once(tmp_path, check_s):
+    """Spread over the imports and typer's start: a Ctrl-C outside any command's body is
+    turned by typer into a bare exit 130; the console script still says why (before: 130
+    and an empty stderr for most interrupts between 0.2 and 0.5 s of a 1.3 s run)."""
+    for share in (0.1, 0.15, 0.2, 0.3, 0.4, 0.5):
+        _assert_clean_interrupt(*_interrupt(["config", "check", CONFIG], share * check_s,
+                                            tmp_path))
+
+
+def test_typers_silent_exit_130_is_reported_once(monkeypatch, capsys):
+    from netlock import cli
+    from netlock.cli import app, interrupt
+
+    def interrupted_in_typer() -> None:
+        interrupt._interrupted.set()
+        raise SystemExit(interrupt.EXIT_CODE)
+
+    monkeypatch.setattr(app, "run", interrupted_in_typer)
+    monkeypatch.setattr(interrupt, "leave_promptly", lambda: None)
+    monkeypatch.setattr(interrupt, "_interrupted", type(interrupt._interrupted)())
+    monkeypatch.setattr(interrupt, "_reported", type(interrupt._reported)())
+    monkeypatch.setattr(interrupt, "install", lambda: None)
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    assert ended.value.code == 130
+    interrupt.report()
+    assert capsys.readouterr().err == "netlock: interrupted\n"
+
+
 def test_an_interrupt_after_the_work_is_done_leaves_the_result():
     """A Ctrl-C while the interpreter shuts down, after the result was printed, neither
     kills the process by the signal nor turns its status into a failure."""
