@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from netlock.geometry import SwitchGeometry
+from netlock.server_lookup import NO_RANGES, owning_servers
 
 PLAN_FORMAT_VERSION = 1
 POLICIES = ("knapsack", "random", "manual")
@@ -181,15 +182,23 @@ class Plan:
     def servers(self) -> int:
         return 1 + max((p.server for p in self.partition), default=0)
 
-    def server_of(self, lock_ids: np.ndarray) -> np.ndarray:
-        """Owning lock server of each lock id (vectorised over the partition ranges)."""
-        lock_ids = np.asarray(lock_ids, dtype=np.int64)
+    def server_of(self, lock_ids: np.ndarray, servers: int | None = None) -> np.ndarray:
+        """Owning lock server of each lock id on a rack of ``servers`` lock servers (default
+        the plan's own count), by :func:`netlock.server_lookup.owning_server`."""
+        lock_ids = np.ascontiguousarray(lock_ids, dtype=np.int64)
+        his, owners = self.partition_arrays()
+        out = np.empty(lock_ids.shape, dtype=np.int64)
+        owning_servers(lock_ids.reshape(-1), his, owners, max(servers or self.servers, 1),
+                       out.reshape(-1))
+        return out
+
+    def partition_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The partition as :mod:`netlock.server_lookup` takes it: the ranges' upper bounds
+        and their servers (both empty: no ranges, the rack hashes)."""
         if not self.partition:
-            return np.zeros(lock_ids.shape, dtype=np.int64)
-        his = np.array([p.hi for p in self.partition], dtype=np.int64)
-        servers = np.array([p.server for p in self.partition], dtype=np.int64)
-        pos = np.minimum(np.searchsorted(his, lock_ids, side="left"), len(his) - 1)
-        return servers[pos]
+            return NO_RANGES, NO_RANGES
+        return (np.array([p.hi for p in self.partition], dtype=np.int64),
+                np.array([p.server for p in self.partition], dtype=np.int64))
 
     def problem(self) -> tuple[int | None, str] | None:
         """First inconsistency of the whole plan as ``(row, 'field: what')``, or None."""

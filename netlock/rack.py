@@ -63,7 +63,7 @@ class TimelessRack:
             switch.install(row["lock_id"], row["priority"], row["left"], row["right"])
         count = max(servers or plan.servers, 1)
         return cls(switch, [LockServer() for _ in range(count)],
-                   lambda lock_id: int(plan.server_of([lock_id])[0]) % count)
+                   lambda lock_id: int(plan.server_of([lock_id], count)[0]))
 
     def send(self, req: LockRequest, now_us: int) -> list[Delivered]:
         """A client's packet reaches the switch; what clients see, in order."""

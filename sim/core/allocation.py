@@ -22,7 +22,6 @@ planner does, so warm-up, plan and run all see the coarse ids.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,6 +29,7 @@ import pandas as pd
 
 from netlock.config import Config
 from netlock.plan import Plan
+from netlock.server_lookup import NO_RANGES, owning_server
 from netlock.trace import Trace
 from planner.allocate import server_load_rps
 from planner.measure import LockStats, measure
@@ -92,19 +92,22 @@ class CoarseWorkload:
 
 class Partition:
     """Which lock server owns a lock id: ``hash`` (id modulo the server count) or contiguous
-    ``range``s of ids balancing the load the switch leaves to the servers."""
+    ``range``s of ids balancing the load the switch leaves to the servers, by
+    :func:`netlock.server_lookup.owning_server` (``his``: the ranges' upper bounds,
+    ``owners``: their servers; both empty for hash)."""
 
     def __init__(self, servers: int, his: list[int] | None = None,
                  owners: list[int] | None = None) -> None:
         self.servers = max(servers, 1)
-        self.his = his
-        self.owners = owners
+        self.his = np.asarray(his if his else NO_RANGES, dtype=np.int64)
+        self.owners = np.asarray(owners if owners else NO_RANGES, dtype=np.int64)
 
     def owner(self, lock: int) -> int:
-        if self.his is None:
-            return lock % self.servers
-        i = bisect_left(self.his, lock)
-        return self.owners[min(i, len(self.owners) - 1)]
+        """Called per packet from Python: the rule's Python body, not a compiled call."""
+        return int(_owning_server(lock, self.his, self.owners, self.servers))
+
+
+_owning_server = getattr(owning_server, "py_func", owning_server)
 
 
 @dataclass(frozen=True)

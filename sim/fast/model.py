@@ -61,7 +61,6 @@ from sim.fast.state import (
     I_INSTANT,
     I_LEASE_MGR,
     I_LOSSY,
-    I_PART_RANGE,
     I_ROOM_HOPS,
     I_ROOM_LOCKS,
     I_ROOM_REQUESTS,
@@ -423,7 +422,6 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
     pi[I_LEASE_MGR] = round(config.lease.us)
     pi[I_INSTANT] = int(instant)
     pi[I_FAST] = int(instant and spec.gap_per_lock_us <= 0)
-    pi[I_PART_RANGE] = int(partition.his is not None)
     pi[I_CORES] = servers.cores
     pi[I_TX_BURST] = servers.tx_burst
     pi[I_ROOM_HOPS] = 16 * per_request + 4096 + 4 * servers.tx_burst
@@ -467,8 +465,7 @@ def server_arrays(config: Config, partition: Partition,
             "srv_packets": np.zeros(count, dtype=np.int64),
             "tx": txburst.new_cores(count, servers.cores),
             "tx_buf": np.zeros((count, servers.cores, servers.tx_burst, 2), dtype=np.int64),
-            "part_his": np.asarray(partition.his or [0], dtype=np.int64),
-            "part_owners": np.asarray(partition.owners or [0], dtype=np.int64)}
+            "part_his": partition.his, "part_owners": partition.owners}
 
 
 def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.ndarray]:

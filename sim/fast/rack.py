@@ -15,8 +15,6 @@ lock id) and FIFO links; a core's grants and push-backs leave in TX bursts
 
 from __future__ import annotations
 
-import numpy as np
-
 from netlock.dataplane import kernels
 from netlock.dataplane.layout import (
     C_EXPIRED,
@@ -35,6 +33,7 @@ from netlock.lockserver import hashmap, txburst
 from netlock.lockserver import kernels as lockserver
 from netlock.lockserver.layout import A_KIND, A_REASON, A_TXN, FLAG_OVERFLOW
 from netlock.packets import ActionKind, DropReason
+from netlock.server_lookup import owning_server
 from sim.fast import heap
 from sim.fast._jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.clients import receive, receive_inline
@@ -52,7 +51,6 @@ from sim.fast.state import (
     I_CORES,
     I_EXTRA_HOPS,
     I_LEASE_MGR,
-    I_PART_RANGE,
     I_SERVERS,
     I_TX_BURST,
     IN_PENDING,
@@ -244,10 +242,7 @@ def reset_quota_window(r: RackArrays) -> None:
 @fast_jit
 def owner(r: RackArrays, lock: int) -> int:
     """The lock server owning ``lock``'s partition."""
-    if r.pi[I_PART_RANGE]:
-        i = np.searchsorted(r.part_his, lock)
-        return r.part_owners[min(i, r.part_owners.shape[0] - 1)]
-    return lock % r.pi[I_SERVERS]
+    return owning_server(lock, r.part_his, r.part_owners, r.pi[I_SERVERS])
 
 
 @fast_jit
