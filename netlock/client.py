@@ -34,6 +34,9 @@ NOT_HELD = -2
 (a switch grant's slot is >= 0, a lock server's grant has slot -1)."""
 USE, IGNORE, HAND_BACK = 0, 1, 2
 """What a context does with a grant (:func:`grant_verdict`)."""
+BURST_US = 0.1
+"""Packets a client machine's NIC sends within this many us of each other travel as one
+burst (one switch pass and one link delay for the group; modelled, unsourced)."""
 
 
 @kernel

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.client_inputs import BURST_US, SimpyRack
+from netlock.client import BURST_US
+from sim.client_inputs import SimpyRack
 from sim.engine import Req
 from sim.network import Faults, Machine, Network
 

@@ -18,8 +18,6 @@ from sim.workloads.base import WorkloadGenerator
 
 TXN_BATCH = 512
 """Transactions a client draws from the workload at once."""
-BURST_US = 0.1
-"""Packets leaving one NIC within this many us of each other travel as one burst."""
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from netlock.client import (
+    BURST_US,
     HAND_BACK,
     NOT_HELD,
     USE,
@@ -56,7 +57,7 @@ from netlock.client import (
     grant_verdict,
 )
 from sim.client_faults import FaultyLinks
-from sim.client_inputs import BURST_US, ClientParams, SimpyRack, TxnSource
+from sim.client_inputs import ClientParams, SimpyRack, TxnSource
 from sim.engine import ACQUIRE, RELEASE, Req
 from sim.network import Machine
 from sim.workloads.base import WorkloadGenerator

@@ -20,6 +20,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from netlock.client import BURST_US
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
@@ -102,7 +103,6 @@ from sim.fast.state import (
 )
 from sim.workloads import TxnBatch, WorkloadGenerator
 
-BURST_US = 0.1
 HOP_BLOCKS = 32
 """Hop delays kept drawn ahead, in blocks of ``sim.core.draws.BLOCK``."""
 DENSE_TABLE = 1 << 22

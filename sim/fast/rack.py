@@ -32,6 +32,7 @@ from netlock.dataplane.layout import (
 from netlock.lockserver import hashmap, txburst
 from netlock.lockserver import kernels as lockserver
 from netlock.lockserver.layout import A_KIND, A_REASON, A_TXN, FLAG_OVERFLOW
+from netlock.lockserver.rss import rss_core
 from netlock.packets import ActionKind, DropReason
 from netlock.server_lookup import owning_server
 from sim.fast import heap
@@ -87,7 +88,6 @@ NOTIFY_SERVER = int(ActionKind.NOTIFY_SERVER)
 DEFER = int(ActionKind.DEFER)
 PUSH_BACK = int(ActionKind.PUSH_BACK)
 DUPLICATE = int(DropReason.DUPLICATE)
-RSS_MULTIPLIER = 0x9E3779B1
 COUNT_BITS = 32
 TX_GRANT, TX_PUSH = 0, 1
 
@@ -313,7 +313,7 @@ def push_back(r: RackArrays, rid: int, now: float) -> None:
 @fast_jit_inline
 def core_of(r: RackArrays, lock: int) -> int:
     """The core RSS gives the packets of ``lock``."""
-    return ((lock * RSS_MULTIPLIER) >> 16) % r.pi[I_CORES]
+    return rss_core(lock, r.pi[I_CORES])
 
 
 @fast_jit

@@ -26,13 +26,14 @@ from typing import Any, Protocol
 
 from netlock.failover import Grace
 from netlock.lockserver import LockServer, txburst
+from netlock.lockserver.rss import rss_core
 from netlock.packets import Action, LockRequest
 from sim.core.allocation import Partition
 from sim.engine import Engine
 from sim.network import Link
 
-RSS_MULTIPLIER = 0x9E3779B1
-
+_rss_core = getattr(rss_core, "py_func", rss_core)
+"""Called per packet from Python: the rule's Python body, not a compiled call."""
 
 class ServerHost(Protocol):
     """What a lock server needs from the rack that holds it (the NetLock manager): the
@@ -72,7 +73,7 @@ class ServerNode:
 
     def core_of(self, lock_id: int) -> int:
         """The core RSS gives the packets of ``lock_id``."""
-        return ((lock_id * RSS_MULTIPLIER) >> 16) % self.cores
+        return _rss_core(lock_id, self.cores)
 
     def _serve(self, lock_id: int) -> float:
         """Queue one packet on its core; the delay until the core finishes it (us)."""
