@@ -19,8 +19,9 @@ UNSAFE = ("drtm",)
 outlasts the lease): their violations are reported, not held against the figure."""
 QUEUED = ("netlock", "dslr")
 """Designs that queue waiters and so promise liveness; fail-and-retry designs (DrTM,
-NetChain) may leave a lock idle while its requester backs off, which the liveness checker
-counts as ``stalled``: reported, not held against the figure."""
+NetChain) may leave a lock idle while its requester backs off (NetChain's client waits from
+its first attempt's start; DrTM's, one lock at a time, from each acquire), which the
+liveness checker counts as ``stalled``: reported, not held against the figure."""
 
 
 def _table(experiment, results) -> pd.DataFrame:
