@@ -305,3 +305,22 @@ def test_fig10_mean_check_says_when_a_peers_mean_is_cut_short_by_the_run():
     assert faster.holds is False and "cover" not in faster.detail
     slower = next(c for c in _checks(frame(900.0, 50_000.0)) if "mean" in c.claim)
     assert slower.holds is True and "cover" not in slower.detail
+
+
+def test_fig12b_checks_fail_when_one_tenants_quota_slows_the_other():
+    """Three settings (no quota, both capped, tenant 0 alone capped): the uncapped tenant
+    must keep most of its unisolated rate when only the other is capped."""
+    def frame(spill_rate):
+        rates = {(0, 0): (1_300_000.0, 600_000.0), (500_000.0, 500_000.0): (480_000.0, 470_000.0),
+                 (500_000.0, 0): (490_000.0, spill_rate)}
+        return pd.DataFrame([
+            {"tenants[0].quota_rps": q0, "tenants[1].quota_rps": q1, "t_s": 0.001 * i,
+             "tenant": k, "granted_rps": rate[k], "violations": 0, "stalled": 0}
+            for (q0, q1), rate in rates.items() for i in range(5) for k in (0, 1)])
+
+    assert all(held("fig12b", frame(590_000.0)))
+    checks = figure("fig12b").checks(frame(330_000.0))
+    spill = next(c for c in checks if c.claim.startswith("capping one tenant"))
+    assert spill.holds is False and "55% of its unisolated 600,000" in spill.detail
+    assert "keeps the locks it holds" in spill.detail
+    assert [c.holds for c in checks if c is not spill] == [True] * 4
