@@ -324,3 +324,17 @@ def test_fig12b_checks_fail_when_one_tenants_quota_slows_the_other():
     assert spill.holds is False and "55% of its unisolated 600,000" in spill.detail
     assert "keeps the locks it holds" in spill.detail
     assert [c.holds for c in checks if c is not spill] == [True] * 4
+
+
+def test_fig14b_knapsack_checks_say_when_the_switch_memory_holds_nothing_asked_for():
+    def frame(share):
+        return pd.DataFrame([{"switch.slots": s, "policy.allocation": p, "throughput_rps": 9.0,
+                              "switch_share": share * s / 100000, "violations": 0, "stalled": 0}
+                             for p in ("knapsack", "random") for s in (0, 1000, 100000)])
+
+    unused = figure("fig14b").checks(frame(0.0076))
+    assert [c.holds for c in unused] == [False, True, False, True]
+    for check in (unused[0], unused[2]):
+        assert "with all 100,000 slots the switch grants 0.76% of the requests" in check.detail
+    used = figure("fig14b").checks(frame(0.6))
+    assert used[0].holds is False and "grants" not in used[0].detail
