@@ -338,3 +338,16 @@ def test_fig14b_knapsack_checks_say_when_the_switch_memory_holds_nothing_asked_f
         assert "with all 100,000 slots the switch grants 0.76% of the requests" in check.detail
     used = figure("fig14b").checks(frame(0.6))
     assert used[0].holds is False and "grants" not in used[0].detail
+
+
+def test_fig10_mean_check_blames_no_one_when_netlocks_mean_is_cut_short_too():
+    from sim.paper.comparison import _checks
+
+    rows = [{"workload.warehouses": 1, "contention": "high", "manager.kind": k, "tps": tps,
+             "retries": r, "txn_latency_mean_us": lat, "txn_latency_p99_us": 5 * lat,
+             "violations": 0, "stalled": 0, "contexts": 40}
+            for k, tps, r, lat in (("netlock", 11_500.0, 10, 1242.0),
+                                   ("netchain", 47_000.0, 900, 159.0))]
+    mean = next(c for c in _checks(pd.DataFrame(rows)) if "mean" in c.claim)
+    assert mean.holds is False and "cover" not in mean.detail
+    assert "NetLock 3478, NetChain 851 us" in mean.detail
