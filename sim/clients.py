@@ -33,8 +33,11 @@ an attempt sends its first acquire, each grant sends the next; commit and give-u
 reverse order, one by one, each release sent when the manager says the previous one is done
 (:meth:`Client.on_released`); the next transaction (or the retry's back-off) starts when the
 last is done. Such an attempt is given up after the manager's ``attempt_timeout_us``, not the
-NetLock client's timeout. A request's latency runs from when its acquire is sent; its
-transaction still asked for it at the first attempt's start (``asked_us``).
+NetLock client's timeout. A request's latency runs from when its acquire is sent, and so does
+its wait for the liveness checker (:mod:`sim.core.liveness`): the transaction does not ask
+for a lock before it sends that acquire. The acquire in flight when an attempt is given up
+is recorded as a wait that ended then. ``asked_us`` stays the first attempt's start: it
+names the transaction.
 
 Clients know only the lock manager's packet entry point and the network; nothing here is
 specific to NetLock.
@@ -492,6 +495,8 @@ class Client(FaultyLinks):
                 if rule is None else rule(self))
         self.aborts += 1
         self.todo = []
+        if self.asking is not None:
+            self.rec.open_waits.append((self.asking.lock, self.asking.t_created, now))
         self.asking = None
         if self.sequential:
             attempt = self.attempt
@@ -534,7 +539,7 @@ class Client(FaultyLinks):
         self.held = []
         if self.sequential:
             if self.asking is not None and self.asking.lock not in using:
-                self.rec.open_waits.append((self.asking.lock, self.txn_start, now))
+                self.rec.open_waits.append((self.asking.lock, self.asking.t_created, now))
             return
         self.rec.open_waits += [(lock, self.txn_start, now) for lock in self.locks
                                 if lock not in using]

@@ -38,8 +38,10 @@ class Recorder:
         self.ignored_grants = 0
         """Copies of grants a client already held (a duplicating network)."""
         self.open_waits: list[tuple[int, float, float]] = []
-        """At the end of a run: ``(lock, asked_us, end_us)`` of each lock a transaction
-        still waited for (for the liveness checker)."""
+        """``(lock, asked_us, end_us)`` of each wait no grant ended (for the liveness
+        checker): at the end of a run, each lock a transaction still waited for; and for
+        clients that take locks one at a time, the acquire in flight when an attempt was
+        given up (:mod:`sim.clients`)."""
         self.handbacks: list[tuple[float, int]] = []
         """``(t_us, lock)`` of each stale grant (``HANDBACK_DTYPE``)."""
 

@@ -30,4 +30,5 @@ def summarise(model: Model, wall_s: float) -> SimResult:
                      stale_grants=rec.stale_grants, ignored_grants=rec.ignored_grants,
                      hold_us=model.hold_us, plan=model.plan,
                      manager=model.manager.stats(), open_waits=rec.open_waits,
-                     handbacks=rec.handbacks_frame())
+                     handbacks=rec.handbacks_frame(),
+                     one_at_a_time=any(client.sequential for client in model.clients))

@@ -3,7 +3,10 @@
 Like :mod:`sim.core.safety`, it sees only what the clients recorded and knows nothing of
 switches, servers or queues. A transaction *waits* for a lock from the moment it first
 asked for it (its first attempt's start: attempts given up and retried still wait for the
-same lock) until the grant that its client used, or the end of the run. The lock is *idle*
+same lock) until the grant that its client used, or the end of the run. A client that takes
+locks one at a time (DSLR's and DrTM's, :mod:`sim.clients`) asks for a lock only when it
+sends that acquire, and stops when its attempt is given up: each such acquire is a wait of
+its own. The lock is *idle*
 while no client uses it and no grant of it arrives (a grant that reaches a client no longer
 waiting for it, handed back at once, is an instant of use: the lock manager is working
 through the requests of attempts given up). A wait is **stalled** when, inside it, the

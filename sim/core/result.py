@@ -123,11 +123,13 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
               wall_s: float, retries: int, events: int, stale_grants: int,
               ignored_grants: int, hold_us: float, plan: Plan, manager: dict[str, Any],
               open_waits: list[tuple[int, float, float]],
-              handbacks: pd.DataFrame) -> SimResult:
+              handbacks: pd.DataFrame, one_at_a_time: bool = False) -> SimResult:
     """A finished run's result from its recorded requests and transactions (every engine's
     summary has these keys, measured over the window after ``sim.warmup_s``);
-    ``open_waits``: ``(lock, asked_us, end_us)`` of locks still awaited at the end;
-    ``handbacks``: the stale grants (:data:`sim.core.metrics.HANDBACK_DTYPE`).
+    ``open_waits``: ``(lock, asked_us, end_us)`` of waits no grant ended (locks still
+    awaited at the end); ``handbacks``: the stale grants
+    (:data:`sim.core.metrics.HANDBACK_DTYPE`); ``one_at_a_time``: the clients take locks
+    one at a time, so a request's wait begins when its acquire is sent (:func:`stalled_waits`).
 
     The safety checker runs on a second thread meanwhile (its compiled passes let go of
     the GIL): on TPC-C's simulated second it and the rest take about 2 s each."""
@@ -142,7 +144,7 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         req_tenant = requests["tenant"].to_numpy()[req_in]
         txn_tenant = txns["tenant"].to_numpy()[txn_in]
         stalled = stalled_waits(requests, open_waits, handbacks, stall_bound_us(cfg),
-                                outages(cfg))
+                                outages(cfg), one_at_a_time)
         granted = len(req_tenant)
         by_switch = int(np.count_nonzero(requests["source"].to_numpy()[req_in] == 0))
         tenants = sorted({t.id for t in cfg.tenants})
@@ -195,18 +197,27 @@ def outages(cfg: Config) -> tuple[tuple[float, float], ...]:
 
 def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, float]],
                   handbacks: pd.DataFrame, bound_us: float,
-                  excused: tuple[tuple[float, float], ...] = ()) -> int:
+                  excused: tuple[tuple[float, float], ...] = (),
+                  one_at_a_time: bool = False) -> int:
     """Waits for a lock that saw it idle for longer than ``bound_us`` (:mod:`sim.core.liveness`):
-    every granted request's, from its transaction's first ask to its grant, and each lock
-    still awaited at the end of the run; a stale grant (``handbacks``) is an instant of use;
-    ``excused``: injected outages.
+    every granted request's, from its transaction's first ask to its grant, and each wait
+    ``open_waits`` lists; a stale grant (``handbacks``) is an instant of use; ``excused``:
+    injected outages.
+
+    A client that sends all of an attempt's acquires at once asks for every lock at the
+    first attempt's start (``asked_us``). One that takes locks ``one_at_a_time`` asks for a
+    lock only when it sends that acquire (``t_us - latency_us``): before then the lock is
+    idle for no fault of the lock manager (the transaction is queued on an earlier lock or
+    backing off), and the acquire in flight when an attempt is given up is one of
+    ``open_waits``.
 
     Only waits longer than the bound can stall (as :func:`count_stalled` says), so they and
     the uses of their locks are picked here before anything is copied: a run's tens of
     millions of requests are not concatenated for the few waits that matter."""
     lock = requests["lock"].to_numpy()
     start = requests["t_us"].to_numpy()
-    asked = requests["asked_us"].to_numpy()
+    asked = (start - requests["latency_us"].to_numpy() if one_at_a_time
+             else requests["asked_us"].to_numpy())
     waits = np.asarray(open_waits, dtype=np.float64).reshape(-1, 3)
     long = np.flatnonzero(start - asked > bound_us)
     open_long = np.flatnonzero(waits[:, 2] - waits[:, 1] > bound_us)

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from sim.core.result import stalled_waits
+from sim.core.spec import stall_bound_us
 from sim.engine import SHARED
 from sim.managers.context import ClientLibraryManager
+from sim.managers.dslr.manager import DslrManager
 from sim.model import build
 from sim.simulate import summarise
 from tests.sim.helpers import config
@@ -79,3 +82,47 @@ def test_netlock_clients_still_send_every_acquire_at_once():
     assert not any(client.sequential for client in model.clients)
     sent = uses.assign(sent=uses["t_us"] - uses["latency_us"]).round({"sent": 6})
     assert sent.duplicated(["client", "sent"]).any()
+
+
+def test_a_lock_is_waited_for_from_when_its_acquire_is_sent():
+    """At one warehouse DSLR's transactions queue for milliseconds on the warehouse row,
+    longer than the stall bound; their later locks, idle meanwhile, are not asked for yet
+    (measured at 8 ms simulated: 40 such waits counted stalled from the transaction's
+    start, 0 from each acquire's send)."""
+    cfg = config("tpcc-high", manager__kind="dslr", sim__engine="simpy",
+                 sim__duration_s=0.008, sim__warmup_s=0.0)
+    model = build(cfg)
+    model.run()
+    result = summarise(model, 0.0)
+    bound = stall_bound_us(cfg)
+    assert (result.requests["latency_us"] > bound).any()
+    assert result.summary["stalled"] == 0 and result.summary["violations"] == 0
+    from_txn_start = stalled_waits(result.requests, model.recorder.open_waits,
+                                   model.recorder.handbacks_frame(), bound)
+    assert from_txn_start > 0
+
+
+def test_a_lost_acquire_stalls_though_its_attempt_is_given_up(monkeypatch):
+    """DSLR never answers client 0's first acquire; its attempt is given up after the
+    one-at-a-time timeout (here twice the stall bound) and retried: the wait that ended
+    with the attempt, on a lock nobody else uses, is stalled."""
+    cfg = config("micro-exclusive", manager__kind="dslr", workload__clients=8,
+                 workload__locks=100_000, workload__locks_per_txn=3,
+                 sim__duration_s=0.008, sim__warmup_s=0.0)
+    bound = stall_bound_us(cfg)
+    acquire = DslrManager.acquire
+    lost: list[int] = []
+
+    def losing_acquire(self, req):
+        if req.client.cid == 0 and not lost:
+            lost.append(req.lock)
+            return None
+        return acquire(self, req)
+
+    monkeypatch.setattr(DslrManager, "acquire", losing_acquire)
+    monkeypatch.setattr(DslrManager, "attempt_timeout_us", 2 * bound)
+    model = build(cfg)
+    model.run()
+    result = summarise(model, 0.0)
+    assert lost and model.clients[0].aborts == 1
+    assert result.summary["stalled"] == 1

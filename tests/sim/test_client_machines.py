@@ -87,8 +87,8 @@ def test_quotas_hold_the_larger_tenant_and_narrow_the_gap():
     takes most of the rack; with equal quotas it is held at its quota and the tenants' gap
     narrows. Not both at their share (measured: 432,700 against 294,400 requests/s): on
     DSLR's TPC-C the tenants share every warehouse's hot rows, and a transaction whose
-    acquires the quota defers keeps the locks it has, which may slow the other tenant too
-    (a hypothesis, configs/paper/fig12b.yaml)."""
+    acquires the quota defers keeps the locks it has, which slows the other tenant too
+    (capping tenant 0 alone slows tenant 1, which has no quota: configs/paper/fig12b.yaml)."""
     short = dict(sim__duration_s=0.02, sim__warmup_s=0.005)
     free = simulate_fast(config("tenants-quota", **{"tenants[0]__quota_rps": 0,
                                                     "tenants[1]__quota_rps": 0},
