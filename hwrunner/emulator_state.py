@@ -9,6 +9,9 @@ the rest of the document) must match, so a damaged or hand-edited file is caught
 before the checksum was recorded are still read); every array must have the shape this
 program gives it and inflate to exactly that many bytes (no compressed bombs); and the data
 plane must serve exactly the locks in the program's lock table, at their registers' bounds.
+Every field is checked against the program too (a matching checksum only says the file is
+as its writer left it): table entries' actions, parameters, key widths and bits, the slot
+arrays against the profile's slot registers, ``window_s``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import Schema
+from hwrunner.schema import Schema, Table
 from netlock import atomic
 from netlock.errors import TargetError
 from netlock.geometry import SwitchGeometry
@@ -124,15 +127,7 @@ def _restore(switch: EmulatedSwitch, doc: dict, source: str) -> None:
     for table, enc in doc["tables"].items():
         if table not in program.entries:
             raise TargetError(f"{source}: table {table} is not in this program")
-        rows = program.table(table).size
-        width = 2 * len(program.table(table).keys) + 1
-        keys = _decode(enc["keys"], f"table {table}.keys", rows * width)
-        action = _decode(enc["action"], f"table {table}.action", rows)
-        params = _decode(enc["params"], f"table {table}.params", rows * MAX_PARAMS)
-        count = {a: len(program.table(table).action(a)[1]) for a in enc["actions"]}
-        program.entries[table] = {
-            tuple(k): (enc["actions"][a], tuple(p[:count[enc["actions"][a]]]))
-            for k, a, p in zip(keys.tolist(), action.tolist(), params.tolist(), strict=True)}
+        program.entries[table] = _entries(program.table(table), enc, f"{source}: table {table}")
     room = {k: v.size for k, v in switch.dataplane.snapshot().items()}
     try:
         switch.dataplane.restore({k: _decode(v, f"dataplane.{k}", room.get(k, 0))
@@ -144,8 +139,101 @@ def _restore(switch: EmulatedSwitch, doc: dict, source: str) -> None:
     if problems:
         raise TargetError(f"{source}: damaged: the data plane and the lock table disagree: "
                           f"{problems[0]}")
-    window = doc.get("window_s")
-    switch.window_s = float(window) if isinstance(window, (int, float)) else None
+    switch.window_s = _window(doc.get("window_s"), source)
+
+
+def _entries(table: Table, enc: dict, where: str) -> dict:
+    """The match table's entries ``enc`` holds, each checked against the program's table:
+    as many keys, actions and parameter rows, keys of the table's width and no key twice,
+    every action one of the table's with at least the parameters it takes, every value
+    within its field's bits (TargetError naming ``where`` and the field)."""
+    rows = table.size
+    width = sum(2 if f.match_type in ("Ternary", "Range") else 1 for f in table.keys)
+    names = enc["actions"]
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise TargetError(f"{where}.actions: not a list of action names")
+    actions = dict(table.actions)
+    for name in names:
+        if name not in actions:
+            raise TargetError(f"{where}.actions: {name[:80]!r} is not an action of this table")
+    keys = _decode(enc["keys"], f"{where}.keys", rows * width)
+    action = _decode(enc["action"], f"{where}.action", rows)
+    params = _decode(enc["params"], f"{where}.params", rows * MAX_PARAMS)
+    n = len(action)
+    if n == 0 and keys.size == 0 and params.size == 0:
+        return {}
+    if keys.shape != (n, width):
+        raise TargetError(f"{where}.keys: shape {list(keys.shape)}, expected [{n}, {width}] "
+                          f"({n} entries of {width} key values)")
+    if params.ndim != 2 or params.shape[0] != n:
+        raise TargetError(f"{where}.params: shape {list(params.shape)}, expected {n} rows")
+    if n and (action.min() < 0 or action.max() >= len(names)):
+        bad = int(np.flatnonzero((action < 0) | (action >= len(names)))[0])
+        raise TargetError(f"{where}.action: entry {bad}: action index {int(action[bad])} is "
+                          f"outside 0..{len(names) - 1}")
+    fields = [(f.name, f.width) for f in table.keys
+              for _ in range(2 if f.match_type in ("Ternary", "Range") else 1)]
+    _in_bits(keys, fields, f"{where}.keys")
+    count = [len(actions[name]) for name in names]
+    for i, name in enumerate(names):
+        used = np.flatnonzero(action == i)
+        if not len(used):
+            continue
+        if count[i] > params.shape[1]:
+            raise TargetError(f"{where}.params: entry {int(used[0])}: action {name} takes "
+                              f"{count[i]} parameters, the file holds {params.shape[1]}")
+        _in_bits(params[used, :count[i]], [(p.name, p.width) for p in actions[name]],
+                 f"{where}.params", used)
+    entries = {tuple(k): (names[a], tuple(p[:count[a]]))
+               for k, a, p in zip(keys.tolist(), action.tolist(), params.tolist(), strict=True)}
+    if len(entries) != n:
+        raise TargetError(f"{where}.keys: an entry's key appears twice")
+    return entries
+
+
+def _in_bits(values: np.ndarray, fields: list[tuple[str, int]], where: str,
+             rows: np.ndarray | None = None) -> None:
+    """Each column of ``values`` within 0..2^bits-1 of its ``(name, bits)`` field."""
+    for col, (name, bits) in enumerate(fields):
+        column = values[:, col]
+        bad = np.flatnonzero((column < 0) | (column >= (1 << min(bits, 63))))
+        if len(bad):
+            entry = int(bad[0] if rows is None else rows[bad[0]])
+            raise TargetError(f"{where}: entry {entry}: {name} = {int(column[bad[0]])} does "
+                              f"not fit its {bits} bits")
+
+
+def _geometry(doc: object, profile: SwitchProfile, where: str) -> SwitchGeometry:
+    """The saved slot arrays, refused unless they are integers that this profile's slot
+    registers can hold (so a geometry of 10^12 slots is a line, not a MemoryError)."""
+    if not (isinstance(doc, dict) and isinstance(doc.get("arrays"), list)
+            and all(isinstance(a, dict) for a in doc["arrays"])):
+        raise TargetError(f"{where}: geometry: not a mapping with a list of arrays")
+    values = [doc.get("stages", 12), doc.get("priorities", 1)]
+    values += [a.get(k) for a in doc["arrays"] for k in ("stage", "size")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise TargetError(f"{where}: geometry: stages, priorities and each array's stage and "
+                          f"size must be integers")
+    room = profile.slot_capacity - profile.slot_base
+    total = sum(a["size"] for a in doc["arrays"])
+    if total > room:
+        raise TargetError(f"{where}: geometry: {total} slots, more than the {room} this "
+                          f"profile's slot registers hold")
+    try:
+        return SwitchGeometry.from_dict(doc)
+    except ValueError as exc:
+        raise TargetError(f"{where}: geometry: {exc}") from None
+
+
+def _window(value: object, where: str) -> float | None:
+    """Seconds of replayed traffic the counters hold: None, or a finite number >= 0."""
+    if value is None:
+        return None
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value < 0):
+        raise TargetError(f"{where}: window_s: {str(value)[:40]!r} is not a number of "
+                          f"seconds >= 0")
+    return float(value)
 
 
 def saved_profile(path: str | Path) -> str | None:
@@ -173,7 +261,7 @@ def load_state(path: str | Path, profile: SwitchProfile,
         raise TargetError(f"{path}: saved with switch profile {str(doc.get('profile'))[:80]!r}, "
                           f"not {profile.name!r}")
     try:
-        geometry = SwitchGeometry.from_dict(doc["geometry"])
+        geometry = _geometry(doc.get("geometry"), profile, str(path))
         switch = EmulatedSwitch(profile, geometry, schema)
         if doc["pipes"] != switch.pipes:
             raise TargetError(f"{path}: pipes: saved {doc['pipes']}, profile says {switch.pipes}")

@@ -29,11 +29,14 @@ from netlock.cli.common import (
     json_option,
     parse_sets,
     set_option,
+    stderr,
 )
 from netlock.cli.console import console, progress_bar, status
 from netlock.config import Config, load_config, override_config
 from netlock.errors import ConfigError
 from netlock.memory import check_fits
+from sim.core.budget import EXIT_CODE as BUDGET_EXIT
+from sim.core.budget import check_max_wall_s, stopped_line
 from sim.footprint import run_needs
 from sim.plots import plot_sweep
 from sim.run import run_engine
@@ -71,6 +74,10 @@ ForceOpt = Annotated[bool, typer.Option(
 SeedsOpt = Annotated[int, typer.Option(
     "--seeds", min=1, help="runs per point, each with its own seed; the table gives each "
     "metric's mean and 95 % confidence half-width (<metric>_ci95), the plots error bars")]
+MaxWallOpt = Annotated[float | None, typer.Option(
+    "--max-wall-s", metavar="SECONDS", help="wall-clock budget of each run: a run still "
+    "going after it stops, exit 3 (sim: its result up to there, marked incomplete; sweep, "
+    "paper: nothing of that run kept, finished points stay for --resume)")]
 CommonSeedOpt = Annotated[bool, typer.Option(
     "--common-seed", help="run every point with the base sim.seed instead of a seed derived "
     "from the point's values")]
@@ -107,6 +114,7 @@ def sim_command(
     fmt: Annotated[str, typer.Option(
         "--format", help="table format under --out: parquet or csv",
         rich_help_panel=OUTPUT_PANEL)] = "parquet",
+    max_wall_s: MaxWallOpt = None,
 ) -> None:
     """Run one simulation of a NetLock rack and report throughput, latency and safety.
 
@@ -116,12 +124,16 @@ def sim_command(
 
         netlock sim configs/tpcc-low.yaml --engine fast --set sim.duration_s=1
 
+        netlock sim configs/tpcc-low.yaml --max-wall-s 600 --out run
+
     The run lasts sim.warmup_s, then the measured sim.duration_s. The JSON keys and the
     tables under --out are in docs/formats.md ("Simulation result"); netlock plot DIR draws
-    them.
+    them. A run that --max-wall-s stops is reported up to where it got, its summary's
+    "incomplete" says so, and the command exits 3.
     """
     if fmt not in ("parquet", "csv"):
         raise ConfigError(f"--format: must be parquet or csv, got {fmt!r}")
+    check_max_wall_s(max_wall_s)
     cfg = load_config(config, parse_sets(sets))
     chosen, why = _engine([cfg], engine)
     check_fits(run_needs(cfg, chosen))
@@ -137,7 +149,8 @@ def sim_command(
         compile_fast_engine()
     with progress_bar(f"simulating ({chosen} engine)", cfg.sim.end_s * 1e6, unit="ms",
                       scale=1e3, transient=as_json) as update:
-        result = run_engine(cfg, chosen, progress=lambda now_us, _end: update(now_us))
+        result = run_engine(cfg, chosen, progress=lambda now_us, _end: update(now_us),
+                            max_wall_s=max_wall_s)
     if out is not None:
         result.write(out, fmt)
     if why:
@@ -146,6 +159,9 @@ def sim_command(
         emit_json(result.to_json())
     else:
         _print_summary(result.summary)
+    if result.summary["incomplete"]:
+        stderr(stopped_line(result.summary))
+        raise typer.Exit(BUDGET_EXIT)
 
 
 def check_fast_engine_models(configs: list[Config]) -> None:
@@ -216,6 +232,7 @@ def sweep_command(
     force: ForceOpt = False,
     seeds: SeedsOpt = 1,
     common_seed: CommonSeedOpt = False,
+    max_wall_s: MaxWallOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a grid of simulations in parallel, then write a results table and plots.
@@ -230,6 +247,7 @@ def sweep_command(
     overrides, config file hash); --resume refuses a folder swept with other settings.
     What --out holds: docs/formats.md ("Sweep folder").
     """
+    check_max_wall_s(max_wall_s)
     overrides = parse_sets(sets)
     base = load_config(config, overrides)
     if scheduler is not None and "://" not in scheduler:
@@ -277,7 +295,8 @@ def sweep_command(
 
         table = run_sweep(points, out, n_workers, resume, progress=progress,
                           scheduler=scheduler, provenance=Provenance.of(config, overrides),
-                          point_progress=point_progress if n_workers <= 1 else None)
+                          point_progress=point_progress if n_workers <= 1 else None,
+                          max_wall_s=max_wall_s)
     if why:
         log.print(why)
     plots = plot_sweep(table, [a.key for a in axes], out,

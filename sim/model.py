@@ -8,6 +8,7 @@ run, and a client's transactions do not depend on what other clients do.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -19,6 +20,7 @@ from netlock.plan import Plan
 from sim.client_inputs import ClientParams, SimpyRack, client_machines
 from sim.clients import Client, make_clients
 from sim.core.allocation import Partition
+from sim.core.budget import WallBudget
 from sim.core.draws import fault_rng
 from sim.core.parts import client_workload
 from sim.core.pilot import make_plan, no_plan
@@ -55,25 +57,28 @@ class Model:
     probe_rng: np.random.Generator
 
     def run(self, until_us: float | None = None, failures: bool = True,
-            progress: Progress | None = None) -> None:
+            progress: Progress | None = None, stop: Callable[[], bool] | None = None) -> float:
         """Start everything, run to ``until_us`` (default ``sim.end_s``: the warm-up, then
-        the measured duration) and record the uses still open as ending there.
-        ``failures`` arms the config's failures; ``progress(now_us, end_us)`` is told how
-        far the run has come."""
+        the measured duration) or until ``stop()`` says so, and record the uses still open
+        as ending there; where it ended (us). ``failures`` arms the config's failures;
+        ``progress(now_us, end_us)`` is told how far the run has come."""
         end_us = self.config.sim.end_s * 1e6 if until_us is None else until_us
         self.start(failures)
-        self.advance(end_us, progress)
+        end_us = self.advance(end_us, progress, stop)
         for client in self.clients:
             client.close(end_us)
         self.recorder.flush()
+        return end_us
 
     def start(self, failures: bool = True) -> None:
         self.manager.start()
         if failures and self.config.manager.kind == "netlock":
             schedule_failures(self.manager, self.config.failures)
 
-    def advance(self, until_us: float, progress: Progress | None = None) -> None:
-        """Process the events up to ``until_us`` (``progress`` told after each step).
+    def advance(self, until_us: float, progress: Progress | None = None,
+                stop: Callable[[], bool] | None = None) -> float:
+        """Process the events up to ``until_us`` (``progress`` told after each step), or
+        up to the first step after which ``stop()`` is true; where it stopped (us).
 
         The cyclic garbage collector is off while the events run: the hot path makes no
         reference cycles (reference counting frees every request), and full collections
@@ -89,9 +94,12 @@ class Model:
                 self.recorder.flush()
                 if progress is not None:
                     progress(t, until_us)
+                if stop is not None and stop():
+                    break
         finally:
             if collecting:
                 gc.enable()
+        return t
 
     @property
     def committed(self) -> int:
@@ -105,14 +113,15 @@ class Model:
         return self.recorder.requests_frame()
 
 
-def build(config: Config) -> Model:
+def build(config: Config, budget: WallBudget | None = None) -> Model:
     """The model of ``config``, with its plan made as :func:`sim.core.pilot.make_plan` makes
-    it, the pilot run on this engine (a design other than NetLock gets no plan)."""
+    it, the pilot run on this engine within the run's ``budget`` (a design other than
+    NetLock gets no plan)."""
     spec = run_spec(config)
     if config.manager.kind != "netlock":
         return assemble(config, no_plan(config), Partition(config.servers.count),
                         seed_key=config.sim.seed)
-    plan, partition = make_plan(config, spec, partial(start_pilot, config), ENGINE)
+    plan, partition = make_plan(config, spec, partial(start_pilot, config), ENGINE, budget)
     return assemble(config, plan, partition, seed_key=config.sim.seed)
 
 

@@ -8,16 +8,20 @@ The fast engine loads numba, so it is imported on use.
 from __future__ import annotations
 
 from netlock.config import Config
+from sim.core.budget import WallBudget
 from sim.core.result import Progress, SimResult
 from sim.simulate import simulate
 
 
 def run_engine(config: Config, engine: str | None = None,
-               progress: Progress | None = None) -> SimResult:
+               progress: Progress | None = None, max_wall_s: float | None = None) -> SimResult:
     """One run on ``engine`` (``simpy`` or ``fast``; default: the config's ``sim.engine``);
-    ``progress(now_us, end_us)`` is told how far the run has come."""
+    ``progress(now_us, end_us)`` is told how far the run has come. A run longer than
+    ``max_wall_s`` of wall time stops: its summary's ``incomplete`` says where
+    (:mod:`sim.core.budget`)."""
+    budget = None if max_wall_s is None else WallBudget(max_wall_s)
     if (engine or config.sim.engine) == "fast":
         from sim.fast.simulate import simulate_fast
 
-        return simulate_fast(config, progress=progress)
-    return simulate(config, progress)
+        return simulate_fast(config, progress=progress, budget=budget)
+    return simulate(config, progress, budget)

@@ -53,18 +53,67 @@ class RunResult:
         return float(self.config["sim"]["timeseries_bin_s"]) * 1e6
 
 
+SUMMARY_NUMBERS = ("sim_time_s", "measured_s", "violations", "stalled", "switch_share",
+                   "switch_rps", "server_rps")
+COLUMNS = {"requests": ("t_us", "latency_us", "source"),
+           "timeseries": ("t_s", "tenant", "granted_rps", "tps")}
+"""The columns the figures read from each table (numbers all)."""
+MAX_BINS = 10_000_000
+"""Time bins the split figure may draw (a config.json whose bin is far below the run's
+length would make it allocate without bound)."""
+
+
 def load_run(folder: Path) -> RunResult:
-    """Read a result folder; one ConfigError line names what is missing or broken."""
+    """Read a result folder; one ConfigError line names what is missing or broken (file
+    and key or column), before any figure is drawn."""
     if not (folder / "summary.json").is_file():
         raise ConfigError(f"{folder}: not a result folder of netlock sim --out (no "
                           f"summary.json)")
     summary = load_json(folder / "summary.json", ConfigError, "simulation summary")
     config = load_json(folder / "config.json", ConfigError, "simulation config")
-    try:
-        return RunResult(folder, summary, config, _table(folder, "requests"),
-                         _table(folder, "timeseries"))
-    except (KeyError, TypeError) as exc:
-        raise ConfigError(f"{folder}: summary.json or config.json lacks {exc}") from None
+    _check_documents(folder, summary, config)
+    run = RunResult(folder, summary, config, _table(folder, "requests"),
+                    _table(folder, "timeseries"))
+    if run.end_us / run.bin_us > MAX_BINS:
+        raise ConfigError(f"{folder / 'config.json'}: sim.timeseries_bin_s: "
+                          f"{run.bin_us / 1e6:g} s cuts the run's {run.end_us / 1e6:g} s into "
+                          f"more than {MAX_BINS:,} bins")
+    return run
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_documents(folder: Path, summary: Any, config: Any) -> None:
+    """The keys of ``summary.json`` and ``config.json`` the figures read, as numbers."""
+    where = folder / "summary.json"
+    if not isinstance(summary, dict):
+        raise ConfigError(f"{where}: not a JSON object")
+    for key in SUMMARY_NUMBERS:
+        if not _number(summary.get(key)):
+            raise ConfigError(f"{where}: {key}: missing or not a number")
+    if not isinstance(summary.get("engine"), str):
+        raise ConfigError(f"{where}: engine: missing or not a name")
+    latency = summary.get("latency_us")
+    if not (isinstance(latency, dict)
+            and all(latency.get(k) is None or _number(latency.get(k))
+                    for k in ("p50", "p99", "p999"))
+            and (latency.get("p99") is None
+                 or all(_number(latency.get(k)) for k in ("p50", "p999")))):
+        raise ConfigError(f"{where}: latency_us: not {{p50, p99, p999}} numbers (or null)")
+    where = folder / "config.json"
+    sim = config.get("sim") if isinstance(config, dict) else None
+    if not isinstance(sim, dict):
+        raise ConfigError(f"{where}: sim: missing or not a mapping")
+    for key, low in (("warmup_s", "a number >= 0"), ("timeseries_bin_s", "a number > 0")):
+        value = sim.get(key)
+        if not (_number(value) and np.isfinite(value)
+                and (value >= 0 if key == "warmup_s" else value > 0)):
+            raise ConfigError(f"{where}: sim.{key}: {str(value)[:40]!r} is not {low}")
+    end = summary["sim_time_s"]
+    if not (np.isfinite(end) and end > 0):
+        raise ConfigError(f"{folder / 'summary.json'}: sim_time_s: {end!r} is not a time > 0")
 
 
 def _table(folder: Path, name: str) -> pd.DataFrame:
@@ -72,9 +121,20 @@ def _table(folder: Path, name: str) -> pd.DataFrame:
         path = folder / f"{name}{suffix}"
         if path.is_file():
             try:
-                return read(path)
+                frame = read(path)
             except (OSError, ValueError) as exc:
                 raise ConfigError(f"{path}: cannot read: {exc}") from None
+            if frame.columns.duplicated().any():
+                raise ConfigError(f"{path}: column "
+                                  f"{frame.columns[frame.columns.duplicated()][0]!r}: repeated")
+            for column in COLUMNS[name]:
+                if column not in frame.columns:
+                    raise ConfigError(f"{path}: column {column!r}: missing")
+                if not pd.api.types.is_numeric_dtype(frame[column]) or \
+                        pd.api.types.is_bool_dtype(frame[column]):
+                    raise ConfigError(f"{path}: column {column!r}: not numbers "
+                                      f"({frame[column].dtype})")
+            return frame
     raise ConfigError(f"{folder}: no {name}.parquet or {name}.csv")
 
 

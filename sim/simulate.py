@@ -9,23 +9,34 @@ from __future__ import annotations
 import time
 
 from netlock.config import Config
+from sim.core.budget import WallBudget, incomplete, stopped_config
 from sim.core.result import Progress, SimResult, result_of
 from sim.model import ENGINE, Model, build
 
 
-def simulate(config: Config, progress: Progress | None = None) -> SimResult:
+def simulate(config: Config, progress: Progress | None = None,
+             budget: WallBudget | None = None) -> SimResult:
     """Build the rack ``config`` describes, run it, and summarise what the clients saw
-    (``progress(now_us, end_us)`` is told how far the run has come)."""
+    (``progress(now_us, end_us)`` is told how far the run has come). A run that spends its
+    ``budget`` stops there, summarised over the time it reached
+    (:mod:`sim.core.budget`)."""
     t0 = time.perf_counter()
-    model = build(config)
-    model.run(progress=progress)
+    model = build(config, budget)
+    reached_us = model.run(progress=progress, stop=budget.spent if budget else None)
     wall_s = time.perf_counter() - t0
-    return summarise(model, wall_s)
+    if budget is None or reached_us >= config.sim.end_s * 1e6:
+        return summarise(model, wall_s)
+    result = summarise(model, wall_s, stopped_config(config, reached_us, budget))
+    result.summary["incomplete"] = incomplete(config, reached_us, budget)
+    result.config = config.to_dict()
+    return result
 
 
-def summarise(model: Model, wall_s: float) -> SimResult:
+def summarise(model: Model, wall_s: float, config: Config | None = None) -> SimResult:
+    """The run's result, measured over ``config``'s window (default: the model's)."""
     rec = model.recorder
-    return result_of(model.config, rec.requests_frame(), rec.txns_frame(), engine=ENGINE,
+    return result_of(config or model.config, rec.requests_frame(), rec.txns_frame(),
+                     engine=ENGINE,
                      wall_s=wall_s, retries=rec.retries, events=model.engine.events,
                      stale_grants=rec.stale_grants, ignored_grants=rec.ignored_grants,
                      hold_us=model.hold_us, plan=model.plan,

@@ -34,6 +34,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from netlock.config import Config, override_config
 from netlock.config.overrides import parse_override
 from netlock.errors import ConfigError, NetlockError
 from netlock.inputs import load_json
+from sim.core.budget import require_whole
 from sim.run import run_engine
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
@@ -149,10 +151,13 @@ def grid_points(base: Config, axes: list[Axis], common_seed: bool = False,
 
 
 def run_point(config: Config,
-              progress: Callable[[float, float], None] | None = None) -> dict[str, Any]:
+              progress: Callable[[float, float], None] | None = None,
+              max_wall_s: float | None = None) -> dict[str, Any]:
     """Simulate one point (in a worker) on its ``sim.engine``; its flat result row.
-    ``progress(now_us, end_us)`` follows the run (serial sweeps show it)."""
-    summary = run_engine(config, progress=progress).summary
+    ``progress(now_us, end_us)`` follows the run (serial sweeps show it); a run longer
+    than ``max_wall_s`` is :class:`sim.core.budget.WallBudgetSpent`."""
+    summary = run_engine(config, progress=progress, max_wall_s=max_wall_s).summary
+    require_whole(summary)
     row = {k: summary[k] for k in SUMMARY_COLUMNS}
     row.update({f"latency_{k}_us": summary["latency_us"][k] for k in LATENCY_COLUMNS})
     row.update({f"txn_latency_{k}_us": summary["txn_latency_us"][k] for k in LATENCY_COLUMNS})
@@ -180,6 +185,7 @@ def load_finished(out_dir: Path, point: Point,
     result = doc.get("result")
     if not isinstance(result, dict):
         return None
+    check_row(result, path)
     stored = doc.get("config")
     if not isinstance(stored, dict):
         raise ConfigError(f"--resume: {path} does not record the settings it was run with "
@@ -197,6 +203,25 @@ def load_finished(out_dir: Path, point: Point,
                           f"rerun with the same settings, or add --force to replace it, or "
                           f"use another --out")
     return result
+
+
+ROW_COLUMNS = SUMMARY_COLUMNS + tuple(
+    f"{kind}_{k}_us" for kind in ("latency", "txn_latency") for k in LATENCY_COLUMNS)
+"""What :func:`run_point` returns for a point: the metrics of its row in the table."""
+
+
+def check_row(result: dict[str, Any], path: Path) -> None:
+    """Refuse (ConfigError naming the file and field) a stored point whose result is not a
+    number per metric (a latency may be null: nothing granted), so that a damaged point
+    file is one line rather than a table that cannot be written."""
+    for column in ROW_COLUMNS:
+        value = result.get(column)
+        if column.endswith("_us") and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            said = "missing" if column not in result else f"{str(value)[:40]!r} is not a number"
+            raise ConfigError(f"--resume: {path}: result.{column}: {said}; remove the file to "
+                              f"run the point again, or add --force to replace the sweep")
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
@@ -244,7 +269,7 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
               scheduler: str | None = None,
               provenance: Provenance | None = None,
               point_progress: Callable[[Point, float, float], None] | None = None,
-              ) -> pd.DataFrame:
+              max_wall_s: float | None = None) -> pd.DataFrame:
     """Run every point, streaming each result to disk as it finishes; the table.
 
     Points run serially (``workers`` <= 1), in a pool of ``workers`` local processes, or on
@@ -254,7 +279,10 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
     loses only the points that were running; ``resume`` skips the points already on disk
     (all of them checked against this run's settings before any point runs). ``provenance``
     is recorded with every point and in the table. A serial sweep tells
-    ``point_progress(point, now_us, end_us)`` how far the running point has come.
+    ``point_progress(point, now_us, end_us)`` how far the running point has come. A run
+    longer than ``max_wall_s`` ends the sweep (:class:`sim.core.budget.WallBudgetSpent`,
+    naming its point) before the table is written; the points finished stay for
+    ``resume``.
     """
     out = Path(out_dir)
     rows: dict[str, dict[str, Any]] = {}
@@ -275,14 +303,20 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
         if progress:
             progress(len(rows), total)
 
+    measure = run_point if max_wall_s is None else partial(run_point, max_wall_s=max_wall_s)
     if scheduler is not None:
-        _run_on_dask(todo, scheduler, finished)
+        _run_on_dask(todo, scheduler, finished, measure)
     elif workers <= 1 and point_progress is not None:
         for point in todo:
-            finished(point, run_point(point.config,
-                                      lambda now, end, p=point: point_progress(p, now, end)))
+            try:
+                row = run_point(point.config,
+                                lambda now, end, p=point: point_progress(p, now, end),
+                                max_wall_s)
+            except NetlockError as exc:
+                raise type(exc)(f"grid point {point.values}: {exc}") from None
+            finished(point, row)
     else:
-        run_each(todo, workers, finished)
+        run_each(todo, workers, finished, measure)
     runs = results_table(points, rows, provenance)
     table = summarise_runs(runs, list(points[0].values) if points else [])
     write_table(table, out, runs if len(table) < len(runs) else None)
@@ -298,7 +332,11 @@ def run_each(todo: Sequence[Point], workers: int,
     killed parent end the workers); ``finished(point, result)`` as each ends."""
     if workers <= 1:
         for point in todo:
-            finished(point, measure(point.config))
+            try:
+                result = measure(point.config)
+            except NetlockError as exc:
+                raise type(exc)(f"grid point {point.values}: {exc}") from None
+            finished(point, result)
     else:
         run_in_processes(todo, workers, finished, measure)
 
@@ -365,12 +403,13 @@ def dask_client(scheduler: str) -> Any:
 
 
 def _run_on_dask(todo: list[Point], scheduler: str,
-                 finished: Callable[[Point, dict[str, Any]], None]) -> None:
+                 finished: Callable[[Point, dict[str, Any]], None],
+                 measure: Callable[[Any], Any] = run_point) -> None:
     """Run the points as tasks of a dask.distributed cluster, collecting them as they end."""
     from dask.distributed import as_completed
 
     with dask_client(scheduler) as client:
-        futures = {client.submit(run_point, p.config, key=f"netlock-point-{p.pid}",
+        futures = {client.submit(measure, p.config, key=f"netlock-point-{p.pid}",
                                  pure=False): p for p in todo}
         try:
             for future in as_completed(futures):

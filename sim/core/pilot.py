@@ -26,6 +26,7 @@ from netlock.errors import ConfigError
 from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries
 from netlock.plan_io import load_plan
 from sim.core.allocation import Partition, Warmup, plan_from_trace, trace_from_uses
+from sim.core.budget import WallBudget, WallBudgetSpent
 from sim.core.parts import client_workload
 from sim.core.spec import RunSpec
 from sim.workloads.tracegen import warmup_trace
@@ -63,9 +64,9 @@ _PILOTS: dict[str, tuple[str, Warmup]] = {}
 
 
 def make_plan(config: Config, spec: RunSpec, start: StartPilot,
-              engine: str) -> tuple[Plan, Partition]:
+              engine: str, budget: WallBudget | None = None) -> tuple[Plan, Partition]:
     """The plan named by ``policy.plan``, else one made on the fly, its pilot run on
-    ``engine`` (:func:`pilot_trace`)."""
+    ``engine`` (:func:`pilot_trace`; within the run's wall ``budget``)."""
     if config.policy.plan:
         return plan_from_file(config)
     priorities = list(spec.priorities)
@@ -73,7 +74,7 @@ def make_plan(config: Config, spec: RunSpec, start: StartPilot,
     trace = Warmup(*warmup_trace(client_workload(config), config, priorities,
                                  spec.fetch_hops, plan_rng))
     if config.switch.slots > 0 and config.servers.count > 0:
-        trace = pilot_trace(config, trace, spec, start, engine)
+        trace = pilot_trace(config, trace, spec, start, engine, budget)
     return plan_from_trace(trace, config, spec.hold_us)
 
 
@@ -89,7 +90,7 @@ def pilot_key(config: Config) -> str:
 
 
 def pilot_trace(config: Config, synthetic: Warmup, spec: RunSpec, start: StartPilot,
-                engine: str) -> Warmup:
+                engine: str, budget: WallBudget | None = None) -> Warmup:
     """The trace of a warm-up run with every lock on the lock servers.
 
     It runs for at least ``sim.warmup_s`` and until the clients have committed
@@ -97,7 +98,8 @@ def pilot_trace(config: Config, synthetic: Warmup, spec: RunSpec, start: StartPi
     most ``PILOT_MAX_US``), so that r_i and c_i rest on enough requests; a replayed trace's
     for ``sim.warmup_s`` exactly (the module docstring says why). Runs on one engine
     that differ only in switch memory or allocation policy share their warm-up run, which is
-    kept per process.
+    kept per process. A pilot run (as long as ``sim.warmup_s``: up to an hour) that spends
+    the run's wall ``budget`` is :class:`sim.core.budget.WallBudgetSpent`.
     """
     key = pilot_key(config)
     kept = _PILOTS.get(engine)
@@ -109,15 +111,35 @@ def pilot_trace(config: Config, synthetic: Warmup, spec: RunSpec, start: StartPi
     replayed = config.workload.kind == "trace"
     until = config.sim.warmup_s * 1e6 if replayed else max(config.sim.warmup_s * 1e6,
                                                              PILOT_STEP_US)
-    pilot.advance(until)
+    _advance(pilot, 0.0, until, budget)
     while (not replayed and (pilot.committed < wanted or pilot.granted < PILOT_REQUESTS)
            and until < PILOT_MAX_US):
         until += PILOT_STEP_US
-        pilot.advance(until)
+        _advance(pilot, until - PILOT_STEP_US, until, budget)
     requests = pilot.requests_frame()
     trace = trace_from_uses(requests, list(spec.priorities)) if len(requests) else synthetic
     _PILOTS[engine] = (key, trace)
     return trace
+
+
+def _advance(pilot: PilotRun, from_us: float, until_us: float,
+             budget: WallBudget | None) -> None:
+    """``pilot.advance(until_us)`` from ``from_us``; with a ``budget``, in steps of
+    ``PILOT_STEP_US``, stopping when it is spent."""
+    if budget is None:
+        pilot.advance(until_us)
+        return
+    step = PILOT_STEP_US
+    now = from_us
+    while now < until_us:
+        now = min(now + step, until_us)
+        pilot.advance(now)
+        if now < until_us and budget.spent():
+            raise WallBudgetSpent(
+                f"--max-wall-s {budget.max_wall_s:g}: stopped in the pilot run that plans the "
+                f"switch (sim.warmup_s {until_us / 1e3:g} simulated ms), at {now / 1e3:g} ms; "
+                f"nothing was measured, nothing written (a shorter sim.warmup_s, or a larger "
+                f"budget)")
 
 
 def forget_pilots() -> None:

@@ -178,6 +178,7 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         "manager": manager,
         "tenants": {str(t): _tenant_summary(req_tenant, txn_tenant, t, window_s)
                     for t in tenants},
+        "incomplete": None,
     }
     return SimResult(summary=summary, requests=requests, txns=txns, timeseries=series,
                      config=cfg.to_dict())

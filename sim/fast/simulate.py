@@ -9,6 +9,7 @@ its pilot run here on the fast engine. A given ``plan`` and ``partition`` skip t
 
 from __future__ import annotations
 
+import math
 import time
 from functools import partial
 
@@ -16,6 +17,7 @@ from netlock.config import Config
 from netlock.lockserver.layout import CN_EXPIRED
 from netlock.plan import Plan
 from sim.core.allocation import Partition
+from sim.core.budget import WallBudget, incomplete, stopped_config
 from sim.core.pilot import make_plan
 from sim.core.result import Progress, SimResult, result_of
 from sim.core.spec import run_spec
@@ -36,44 +38,64 @@ from sim.fast.state import (
 
 ENGINE = "fast"
 PROGRESS_STEPS = 50
+BUDGET_STEP_US = 1000.0
+"""Simulated time between checks of a run's wall budget (us): a millisecond of a busy rack
+takes the fast engine about a wall second or less."""
 
 
 def simulate_fast(config: Config, plan: Plan | None = None,
                   partition: Partition | None = None,
-                  progress: Progress | None = None) -> SimResult:
+                  progress: Progress | None = None,
+                  budget: WallBudget | None = None) -> SimResult:
     """Build the rack ``config`` describes, run it on the fast engine, and summarise.
 
     With ``progress`` the run advances in ``PROGRESS_STEPS`` steps of simulated time and
     reports after each (``progress(now_us, end_us)``); the events, and so the results, are
-    the same."""
+    the same. With a ``budget`` it advances in steps of ``BUDGET_STEP_US`` and stops at the
+    first after the budget is spent, summarised over the time it reached
+    (:mod:`sim.core.budget`)."""
     t0 = time.perf_counter()
-    model = build(config, plan, partition)
+    model = build(config, plan, partition, budget)
     end_us = config.sim.end_s * 1e6
-    if progress is None:
+    steps = PROGRESS_STEPS
+    if budget is not None:
+        steps = max(PROGRESS_STEPS, math.ceil(end_us / BUDGET_STEP_US))
+    now_us = end_us
+    if progress is None and budget is None:
         model.advance(end_us)
     else:
-        for step in range(1, PROGRESS_STEPS + 1):
-            now_us = end_us if step == PROGRESS_STEPS else end_us * step / PROGRESS_STEPS
+        for step in range(1, steps + 1):
+            now_us = end_us if step == steps else end_us * step / steps
             model.advance(now_us)
-            progress(now_us, end_us)
-    model.close(end_us)
-    return summarise(model, time.perf_counter() - t0)
+            if progress is not None:
+                progress(now_us, end_us)
+            if budget is not None and step < steps and budget.spent():
+                break
+    model.close(now_us)
+    wall_s = time.perf_counter() - t0
+    if now_us >= end_us:
+        return summarise(model, wall_s)
+    result = summarise(model, wall_s, stopped_config(config, now_us, budget))
+    result.summary["incomplete"] = incomplete(config, now_us, budget)
+    result.config = config.to_dict()
+    return result
 
 
 def build(config: Config, plan: Plan | None = None,
-          partition: Partition | None = None) -> FastModel:
+          partition: Partition | None = None, budget: WallBudget | None = None) -> FastModel:
     """The fast model of ``config``; its plan made by :func:`sim.core.pilot.make_plan`, the
-    pilot run on this engine, unless one is given."""
+    pilot run on this engine within the run's ``budget``, unless one is given."""
     check_supported(config)
     spec = run_spec(config)
     if plan is None or partition is None:
         pilot = partial(assemble, config, hold_us=spec.hold_us)
-        plan, partition = make_plan(config, spec, pilot, ENGINE)
+        plan, partition = make_plan(config, spec, pilot, ENGINE, budget)
     return assemble(config, plan, partition, seed_key=config.sim.seed, hold_us=spec.hold_us)
 
 
-def summarise(model: FastModel, wall_s: float) -> SimResult:
-    """The result of a finished run (:func:`sim.core.result.result_of`)."""
+def summarise(model: FastModel, wall_s: float, config: Config | None = None) -> SimResult:
+    """The result of a finished run (:func:`sim.core.result.result_of`), measured over
+    ``config``'s window (default: the model's)."""
     r = model.rack
     servers = model.config.servers.count
     manager = {
@@ -88,7 +110,8 @@ def summarise(model: FastModel, wall_s: float) -> SimResult:
         "copied_packets": int(r.cnt[K_COPIES]),
         "reordered_packets": int(r.cnt[K_REORDERED]),
     }
-    return result_of(model.config, model.requests_frame(), model.txns_frame(), engine=ENGINE,
+    return result_of(config or model.config, model.requests_frame(), model.txns_frame(),
+                     engine=ENGINE,
                      wall_s=wall_s, retries=int(r.cnt[K_RETRIES]),
                      events=int(r.heap.cnt[Q_SEQ]), stale_grants=int(r.cnt[K_STALE]),
                      ignored_grants=int(r.cnt[K_IGNORED]),

@@ -14,6 +14,7 @@ from netlock.cli.common import OUTPUT_PANEL, emit_json, guarded, json_option, pa
 from netlock.cli.console import console as make_console
 from netlock.config import parse_sets_typed
 from netlock.errors import ConfigError
+from sim.core.budget import check_max_wall_s
 
 from .experiments import FIGURES, figure, names, run_figure, write_index
 from .provenance import made
@@ -35,6 +36,10 @@ def paper_command(
     workers: Annotated[int | None, typer.Option(
         "--workers", help="local worker processes (default: the CPU count)", min=1)] = None,
     sets: SetOpt = None,
+    max_wall_s: Annotated[float | None, typer.Option(
+        "--max-wall-s", metavar="SECONDS", help="wall-clock budget of each point's run: a "
+        "run still going after it ends the command, exit 3, that figure's files not "
+        "written (figures finished before stay)")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Reproduce a figure of the NetLock paper's evaluation from configs/paper/FIG.yaml and
@@ -54,6 +59,7 @@ def paper_command(
     """
     if scale not in SCALES:
         raise ConfigError(f"--scale: expected one of {', '.join(SCALES)}, got {scale!r}")
+    check_max_wall_s(max_wall_s)
     todo = names() if fig == "all" else [figure(fig).name]
     texts = parse_sets(sets)
     overrides = parse_sets_typed(texts)
@@ -70,7 +76,8 @@ def paper_command(
                                 progress=lambda d, t, task=task: bar.update(
                                     task, completed=d, total=t),
                                 overrides=overrides,
-                                provenance=made(name, scale, n_workers, texts))
+                                provenance=made(name, scale, n_workers, texts),
+                                max_wall_s=max_wall_s)
             write_index(out)
             docs.append(result.to_json())
             for check in result.checks:

@@ -95,13 +95,16 @@ def run_figure(name: str, scale: str = "small", workers: int = 1,
                out: str | Path | None = None, config_dir: Path = CONFIG_DIR,
                progress: Callable[[int, int], None] | None = None,
                overrides: dict[str, Any] | None = None,
-               provenance: dict[str, Any] | None = None) -> FigureResult:
+               provenance: dict[str, Any] | None = None,
+               max_wall_s: float | None = None) -> FigureResult:
     """Run figure ``name`` at ``scale`` on ``workers`` processes; with ``out``, write
-    ``FIG.csv``, ``FIG.png``, ``FIG.json`` (and ``FIG-<extra>.csv``) there."""
+    ``FIG.csv``, ``FIG.png``, ``FIG.json`` (and ``FIG-<extra>.csv``) there. A point's run
+    longer than ``max_wall_s`` ends it (:class:`sim.core.budget.WallBudgetSpent`) with
+    none of the figure's files written."""
     fig = figure(name)
     experiment = load_experiment(name, scale, config_dir, overrides)
     t0 = time.perf_counter()
-    results = run_points(experiment, workers, progress)
+    results = run_points(experiment, workers, progress, max_wall_s)
     table = fig.table(experiment, results)
     extra = fig.extra(experiment, results)
     result = FigureResult(fig, scale, table, extra, fig.checks(table),

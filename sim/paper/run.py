@@ -8,11 +8,13 @@ the runs are.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from netlock.config import Config
+from sim.core.budget import require_whole
 from sim.core.metrics import in_window
 from sim.run import run_engine
 from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, Point, run_each
@@ -23,13 +25,15 @@ CDF_QUANTILES = np.concatenate([np.linspace(0.0, 0.99, 100), [0.995, 0.999, 0.99
 """Where the latency CDF is sampled: every percent, then the tail (p99.5, p99.9, p99.99)."""
 
 
-def measure(config: Config) -> dict[str, Any]:
+def measure(config: Config, max_wall_s: float | None = None) -> dict[str, Any]:
     """One run on the config's engine: its summary row (``throughput_rps``, ``tps``,
     ``switch_rps``, ``server_rps``, ``latency_{mean,p50,p99,p999}_us``, ``violations``,
     ``stalled`` ...), per-tenant rates (rps, tps), the time series (``t_s``, ``tenant``,
-    ``granted_rps``, ``tps``) and the request latency CDF (``q``, ``latency_us``)."""
-    result = run_engine(config)
+    ``granted_rps``, ``tps``) and the request latency CDF (``q``, ``latency_us``). A run
+    longer than ``max_wall_s`` is :class:`sim.core.budget.WallBudgetSpent`."""
+    result = run_engine(config, max_wall_s=max_wall_s)
     summary = result.summary
+    require_whole(summary)
     row: dict[str, Any] = {k: summary[k] for k in SUMMARY_COLUMNS}
     row["stalled"] = summary["stalled"]
     row["hold_time_us"] = summary["hold_time_us"]
@@ -48,8 +52,10 @@ def measure(config: Config) -> dict[str, Any]:
 
 
 def run_points(experiment: Experiment, workers: int,
-               progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Every point's :func:`measure`, in the experiment's order."""
+               progress: Callable[[int, int], None] | None = None,
+               max_wall_s: float | None = None) -> list[dict[str, Any]]:
+    """Every point's :func:`measure` (each within ``max_wall_s``), in the experiment's
+    order."""
     todo = [Point(str(i), p.values, p.config.sim.seed, p.config)
             for i, p in enumerate(experiment.points)]
     done: dict[str, dict[str, Any]] = {}
@@ -61,5 +67,6 @@ def run_points(experiment: Experiment, workers: int,
 
     if progress:
         progress(0, len(todo))
-    run_each(todo, workers, finished, measure)
+    run_each(todo, workers, finished,
+             measure if max_wall_s is None else partial(measure, max_wall_s=max_wall_s))
     return [done[p.pid] for p in todo]
