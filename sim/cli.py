@@ -179,6 +179,11 @@ def compile_fast_engine() -> None:
     log.print(f"fast engine compiled in {seconds:.0f} s")
 
 
+ENDED = {"duration": "ended at sim.duration_s",
+         "trace": "ended when the replayed trace ran out"}
+"""The summary's ``ended`` in words."""
+
+
 def _print_summary(summary: dict[str, Any]) -> None:
     table = Table(title="simulation", show_header=False)
     lat = summary["latency_us"]
@@ -187,7 +192,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
                f"  p99.9 {lat['p999']:.2f}")
     rows = [
         ("engine", summary["engine"]),
-        ("simulated", f"{summary['sim_time_s']:g} s ({summary['measured_s']:g} s measured)"),
+        ("simulated", f"{summary['sim_time_s']:g} s ({summary['measured_s']:g} s measured; "
+                      f"{ENDED[summary['ended']]})"),
         ("granted", f"{summary['granted']:,}"),
         ("throughput", f"{summary['throughput_rps']:,.0f} requests/s"),
         ("transactions", f"{summary['tps']:,.0f} /s"),

@@ -11,6 +11,7 @@ import time
 from netlock.config import Config
 from sim.core.result import Progress, SimResult, result_of
 from sim.model import ENGINE, Model, build
+from sim.workloads.replay import replay_transactions
 
 
 def simulate(config: Config, progress: Progress | None = None) -> SimResult:
@@ -30,4 +31,5 @@ def summarise(model: Model, wall_s: float) -> SimResult:
                      stale_grants=rec.stale_grants, ignored_grants=rec.ignored_grants,
                      hold_us=model.hold_us, plan=model.plan,
                      manager=model.manager.stats(), open_waits=rec.open_waits,
-                     handbacks=rec.handbacks_frame())
+                     handbacks=rec.handbacks_frame(),
+                     replay_txns=replay_transactions(model.workload))
