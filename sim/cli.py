@@ -274,16 +274,26 @@ def sweep_command(
                 left = (time.monotonic() - started) / ran * (total - done) if ran else 0.0
                 log.print(f"sweep: {done}/{total} runs done, ETA {left:.0f} s")
 
-        running = bar.add_task("", total=None, visible=False)
+        running: dict[str, Any] = {}
+        ended: set[str] = set()
 
         def point_progress(point: Any, now_us: float, end_us: float) -> None:
-            values = ", ".join(f"{k}={v}" for k, v in point.values.items())
-            bar.update(running, description=f"  point {values} (simulated ms)",
-                       completed=now_us / 1e3, total=end_us / 1e3, visible=True)
+            """One line per running point (several with --workers), gone when it is done."""
+            if point.pid in ended:
+                return
+            if point.pid not in running:
+                values = ", ".join(f"{k}={v}" for k, v in point.values.items())
+                running[point.pid] = bar.add_task(f"  point {values} (simulated ms)",
+                                                  total=end_us / 1e3)
+            if now_us >= end_us:
+                ended.add(point.pid)
+                bar.remove_task(running.pop(point.pid))
+            else:
+                bar.update(running[point.pid], completed=now_us / 1e3)
 
         table = run_sweep(points, out, n_workers, resume, progress=progress,
                           scheduler=scheduler, provenance=Provenance.of(config, overrides),
-                          point_progress=point_progress if n_workers <= 1 else None)
+                          point_progress=point_progress)
     if why:
         log.print(why)
     plots = plot_sweep(table, [a.key for a in axes], out,
