@@ -195,6 +195,11 @@ def compile_fast_engine() -> None:
     log.print(f"fast engine compiled in {seconds:.0f} s")
 
 
+ENDED = {"duration": "ended at sim.duration_s",
+         "trace": "ended when the replayed trace ran out"}
+"""The summary's ``ended`` in words."""
+
+
 def _print_summary(summary: dict[str, Any]) -> None:
     table = Table(title="simulation", show_header=False)
     lat = summary["latency_us"]
@@ -203,7 +208,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
                f"  p99.9 {lat['p999']:.2f}")
     rows = [
         ("engine", summary["engine"]),
-        ("simulated", f"{summary['sim_time_s']:g} s ({summary['measured_s']:g} s measured)"),
+        ("simulated", f"{summary['sim_time_s']:g} s ({summary['measured_s']:g} s measured; "
+                      f"{ENDED[summary['ended']]})"),
         ("granted", f"{summary['granted']:,}"),
         ("throughput", f"{summary['throughput_rps']:,.0f} requests/s"),
         ("transactions", f"{summary['tps']:,.0f} /s"),
@@ -286,17 +292,26 @@ def sweep_command(
                 left = (time.monotonic() - started) / ran * (total - done) if ran else 0.0
                 log.print(f"sweep: {done}/{total} runs done, ETA {left:.0f} s")
 
-        running = bar.add_task("", total=None, visible=False)
+        running: dict[str, Any] = {}
+        ended: set[str] = set()
 
         def point_progress(point: Any, now_us: float, end_us: float) -> None:
-            values = ", ".join(f"{k}={v}" for k, v in point.values.items())
-            bar.update(running, description=f"  point {values} (simulated ms)",
-                       completed=now_us / 1e3, total=end_us / 1e3, visible=True)
+            """One line per running point (several with --workers), gone when it is done."""
+            if point.pid in ended:
+                return
+            if point.pid not in running:
+                values = ", ".join(f"{k}={v}" for k, v in point.values.items())
+                running[point.pid] = bar.add_task(f"  point {values} (simulated ms)",
+                                                  total=end_us / 1e3)
+            if now_us >= end_us:
+                ended.add(point.pid)
+                bar.remove_task(running.pop(point.pid))
+            else:
+                bar.update(running[point.pid], completed=now_us / 1e3)
 
         table = run_sweep(points, out, n_workers, resume, progress=progress,
                           scheduler=scheduler, provenance=Provenance.of(config, overrides),
-                          point_progress=point_progress if n_workers <= 1 else None,
-                          max_wall_s=max_wall_s)
+                          point_progress=point_progress, max_wall_s=max_wall_s)
     if why:
         log.print(why)
     plots = plot_sweep(table, [a.key for a in axes], out,

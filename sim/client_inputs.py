@@ -43,7 +43,9 @@ class ClientParams:
 class TxnSource:
     """One client's transactions, drawn from the workload in vectorised batches.
 
-    A batch is kept as flat lists, last transaction first, so taking one is a few pops.
+    A batch is kept as flat lists, last transaction first, so taking one is a few pops. A
+    timed trace replay (the workload's ``timed``) also says when the next transaction may
+    start (:meth:`ready_us`) and how long the current one holds its locks (``hold_us``).
     """
 
     def __init__(self, workload: WorkloadGenerator, client_id: int,
@@ -54,6 +56,11 @@ class TxnSource:
         self.sizes: list[int] = []
         self.locks: list[int] = []
         self.modes: list[int] = []
+        self.timed = bool(getattr(workload, "timed", False))
+        self.starts: list[float] = []
+        self.holds: list[float] = []
+        self.hold_us: float | None = None
+        """The current transaction's hold after its last grant (us); None: the think time."""
 
     def _refill(self) -> None:
         batch = self.workload.sample_txns(TXN_BATCH, self.rng,
@@ -61,11 +68,26 @@ class TxnSource:
         self.sizes = batch.sizes[::-1].tolist()
         self.locks = batch.lock_ids[::-1].tolist()
         self.modes = batch.modes[::-1].tolist()
+        if self.timed and batch.start_us is not None and batch.hold_us is not None:
+            self.starts = batch.start_us[::-1].tolist()
+            self.holds = batch.hold_us[::-1].tolist()
+
+    def ready_us(self) -> float:
+        """The earliest time the next transaction may start (us): 0 unless replayed timed,
+        inf when none is left."""
+        if not self.timed:
+            return 0.0
+        if not self.sizes:
+            self._refill()
+        return self.starts[-1]
 
     def next(self) -> tuple[list[int], list[int]]:
         """The next transaction as ``(lock ids, modes)``, lock ids ascending and distinct."""
         if not self.sizes:
             self._refill()
+        if self.timed:
+            self.starts.pop()
+            self.hold_us = self.holds.pop()
         n = self.sizes.pop()
         if n == 1:
             return [self.locks.pop()], [self.modes.pop()]

@@ -7,7 +7,10 @@ the workload has any (one round trip to the database servers, unless the lock ma
 forwards grants through them: the one-RTT mode), thinks, then releases everything and
 starts the next transaction. An attempt not fully granted within its timeout releases what
 it holds and sends the same transaction again after a random back-off; grants that arrive
-for an attempt given up are released at once if still leased.
+for an attempt given up are released at once if still leased. A timed trace replay
+(:mod:`sim.workloads.replay`) starts each transaction no earlier than its recorded start
+and holds it for its recorded hold instead of the think time; a client with no transaction
+left stops.
 Clients honour their leases: a lock's lease runs from the moment the lock manager granted
 it (the grant carries that timestamp); a client stops using a lock when its lease ends and
 never sends a release after that. A transaction that cannot commit within its leases is
@@ -97,7 +100,7 @@ class Client(FaultyLinks):
         self.machine = machine
         self.txns = txns
         self.p = params
-        self.instant = params.think_us <= 0 and params.fetch_hops == 0
+        self.instant = params.think_us <= 0 and params.fetch_hops == 0 and not txns.timed
         self.fast = self.instant and params.gap_per_lock_us <= 0 and rack.entry_hops == 1
         self.lease_us = params.lease_us
         self.tx_us = params.tx_us
@@ -144,6 +147,11 @@ class Client(FaultyLinks):
 
     def begin_txn(self) -> None:
         now = self.env._now
+        ready = self.txns.ready_us()
+        if ready > now:
+            if ready < INF:
+                self.at(ready, self.begin_txn)
+            return
         self.send_acquires(self.next_txn(now), now)
 
     def send_acquires(self, reqs: list[Req], now: float) -> None:
@@ -396,7 +404,7 @@ class Client(FaultyLinks):
             self.commit(self.attempt, now)
             return
         p = self.p
-        wait = p.think_us
+        wait = p.think_us if self.txns.hold_us is None else self.txns.hold_us
         if p.fetch_hops:
             wait += self.network.reliable_path(p.fetch_hops)
         self.at(now + wait, self.commit_event, self.attempt)
@@ -462,18 +470,23 @@ class Client(FaultyLinks):
             self.locks = []
             self.unlock(burst, now, self.start_next)
             return
-        if self.next_start > now:
+        ready = max(self.next_start, self.txns.ready_us())
+        if ready > now:
             self.locks = []
-            self.at(self.next_start, self.begin_txn)
+            if ready < INF:
+                self.at(ready, self.begin_txn)
         else:
             burst += self.next_txn(now)
         self.send_burst(burst, now)
 
     def start_next(self, now: float) -> None:
         """One at a time: the committed transaction's locks are released at client time
-        ``now``: start the next transaction (at once, or when the rate cap allows)."""
-        if self.next_start > now:
-            self.at(self.next_start, self.begin_txn)
+        ``now``: start the next transaction (at once, or when the rate cap or a timed
+        replay allows)."""
+        ready = max(self.next_start, self.txns.ready_us())
+        if ready > now:
+            if ready < INF:
+                self.at(ready, self.begin_txn)
         else:
             self.send_acquires(self.next_txn(now), now)
 

@@ -8,7 +8,8 @@ with their shapes taken from the engines' own constants, so that ``netlock confi
 - per client, fast engine (:func:`sim.fast.model.assemble`): the client rows (``ci``,
   ``cf``), its held and current locks, its next ``txn_batch`` transactions (``tx_*``), and
   its share of the request pool, event heap, hop delays, lock-server queues and recorder
-  rows, all sized as multiples of the clients' most locks in flight;
+  rows, all sized as multiples of the clients' most locks in flight (a timed trace replay
+  adds each batched transaction's start and hold, in either engine);
 - per client, simpy engine (:mod:`sim.clients`): its next :data:`sim.client_inputs.TXN_BATCH`
   transactions plus the Python objects of a client (its process, random generator and
   machine), measured at about 20 KB;
@@ -96,6 +97,8 @@ def run_needs(config: Config, engine: str | None = None) -> list[Need]:
     longest = txn_locks(config)
     per_client = (fast_client_bytes(longest, geometry.priorities) if engine == "fast"
                   else simpy_client_bytes(longest))
+    if wl.timed_replay:
+        per_client += 2 * WORD * (txn_batch(longest) if engine == "fast" else TXN_BATCH)
     slots = geometry.total_slots
     needs = [Need(f"workload.clients={wl.clients}", f"client state ({engine} engine)",
                   wl.clients * per_client),

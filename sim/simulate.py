@@ -12,6 +12,7 @@ from netlock.config import Config
 from sim.core.budget import WallBudget, incomplete, stopped_config
 from sim.core.result import Progress, SimResult, result_of
 from sim.model import ENGINE, Model, build
+from sim.workloads.replay import replay_transactions
 
 
 def simulate(config: Config, progress: Progress | None = None,
@@ -42,4 +43,5 @@ def summarise(model: Model, wall_s: float, config: Config | None = None) -> SimR
                      hold_us=model.hold_us, plan=model.plan,
                      manager=model.manager.stats(), open_waits=rec.open_waits,
                      handbacks=rec.handbacks_frame(),
-                     one_at_a_time=any(client.sequential for client in model.clients))
+                     one_at_a_time=any(client.sequential for client in model.clients),
+                     replay_txns=replay_transactions(model.workload))

@@ -28,9 +28,11 @@ import itertools
 import json
 import multiprocessing
 import os
+import queue
 import shutil
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -54,6 +56,9 @@ PROVENANCE_COLUMNS = ("engine", "duration_s", "warmup_s", "overrides", "config_f
                       "config_sha256")
 LATENCY_COLUMNS = ("mean", "p50", "p99", "p999")
 DASK_CONNECT_S = 10
+REPORT_EVERY_S = 0.5
+"""Least wall time between two progress reports of a point running in a worker process (the
+last, at the point's end, always goes)."""
 
 
 @dataclass(frozen=True)
@@ -278,8 +283,10 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
     total)`` is called after each point. Rows keep the grid's order. An interrupted sweep
     loses only the points that were running; ``resume`` skips the points already on disk
     (all of them checked against this run's settings before any point runs). ``provenance``
-    is recorded with every point and in the table. A serial sweep tells
-    ``point_progress(point, now_us, end_us)`` how far the running point has come. A run
+    is recorded with every point and in the table. A serial sweep, or one on local processes
+    (every ``REPORT_EVERY_S`` of wall time and at each point's end), tells
+    ``point_progress(point, now_us, end_us)`` how far each running point has come, and
+    ``now_us == end_us`` once it is done (a worker's late reports may follow). A run
     longer than ``max_wall_s`` ends the sweep (:class:`sim.core.budget.WallBudgetSpent`,
     naming its point) before the table is written; the points finished stay for
     ``resume``.
@@ -300,23 +307,17 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
     def finished(point: Point, row: dict[str, Any]) -> None:
         save_point(out, point, row, provenance)
         rows[point.pid] = row
+        if point_progress:
+            end_us = point.config.sim.end_s * 1e6
+            point_progress(point, end_us, end_us)
         if progress:
             progress(len(rows), total)
 
     measure = run_point if max_wall_s is None else partial(run_point, max_wall_s=max_wall_s)
     if scheduler is not None:
         _run_on_dask(todo, scheduler, finished, measure)
-    elif workers <= 1 and point_progress is not None:
-        for point in todo:
-            try:
-                row = run_point(point.config,
-                                lambda now, end, p=point: point_progress(p, now, end),
-                                max_wall_s)
-            except NetlockError as exc:
-                raise type(exc)(f"grid point {point.values}: {exc}") from None
-            finished(point, row)
     else:
-        run_each(todo, workers, finished, measure)
+        run_each(todo, workers, finished, measure, point_progress)
     runs = results_table(points, rows, provenance)
     table = summarise_runs(runs, list(points[0].values) if points else [])
     write_table(table, out, runs if len(table) < len(runs) else None)
@@ -325,39 +326,55 @@ def run_sweep(points: list[Point], out_dir: str | Path, workers: int = 1,
 
 def run_each(todo: Sequence[Point], workers: int,
              finished: Callable[[Point, Any], None],
-             measure: Callable[[Any], Any] = run_point) -> None:
+             measure: Callable[..., Any] = run_point,
+             point_progress: Callable[[Point, float, float], None] | None = None) -> None:
     """The one loop that runs a set of points (sweeps, the paper's figures, the Concordia
     and NetStore experiments): ``measure(point.config)`` for each, in this process when
     ``workers`` <= 1, else in worker processes (:func:`run_in_processes`: Ctrl-C and a
-    killed parent end the workers); ``finished(point, result)`` as each ends."""
-    if workers <= 1:
-        for point in todo:
-            try:
-                result = measure(point.config)
-            except NetlockError as exc:
-                raise type(exc)(f"grid point {point.values}: {exc}") from None
-            finished(point, result)
-    else:
-        run_in_processes(todo, workers, finished, measure)
+    killed parent end the workers); ``finished(point, result)`` as each ends. With
+    ``point_progress``, ``measure`` is called as ``measure(config, progress)`` and its
+    reports of ``progress(now_us, end_us)`` reach ``point_progress(point, now_us, end_us)``."""
+    if workers > 1:
+        run_in_processes(todo, workers, finished, measure, point_progress)
+        return
+    for point in todo:
+        try:
+            result = (measure(point.config) if point_progress is None else
+                      measure(point.config,
+                              lambda now, end, p=point: point_progress(p, now, end)))
+        except NetlockError as exc:
+            raise type(exc)(f"grid point {point.values}: {exc}") from None
+        finished(point, result)
 
 
 def run_in_processes(todo: Sequence[Point], workers: int,
                      finished: Callable[[Point, Any], None],
-                     measure: Callable[[Any], Any] = run_point) -> None:
+                     measure: Callable[..., Any] = run_point,
+                     point_progress: Callable[[Point, float, float], None] | None = None,
+                     ) -> None:
     """Run ``measure`` on the points' configs in ``workers`` processes (``measure`` must be
-    a module-level function). If the sweep stops early (Ctrl-C, a point's error) the points
-    not started are cancelled and the workers ended at once: only the points they were
-    running are lost."""
+    a module-level function; with ``point_progress`` it is called as ``measure(config,
+    progress)`` and the workers' reports of ``progress(now_us, end_us)`` come back through
+    a queue, :func:`_followed`). If the sweep stops early (Ctrl-C, a point's error) the
+    points not started are cancelled and the workers ended at once: only the points they
+    were running are lost."""
     others = set(multiprocessing.active_children())
+    reports: Any = multiprocessing.Queue() if point_progress is not None else None
     pool = ProcessPoolExecutor(max_workers=worker_count(workers, len(todo)),
-                               initializer=_leave_interrupts_to_sweep, initargs=(os.getpid(),))
+                               initializer=_start_worker, initargs=(os.getpid(), reports))
+    by_pid = {p.pid: p for p in todo}
     try:
-        running: dict[Future, Point] = {pool.submit(measure, p.config): p for p in todo}
+        running: dict[Future, Point] = {
+            (pool.submit(measure, p.config) if reports is None
+             else pool.submit(_followed, measure, p.pid, p.config)): p for p in todo}
         while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            done, _ = wait(running, timeout=None if reports is None else REPORT_EVERY_S,
+                           return_when=FIRST_COMPLETED)
+            _relay(reports, by_pid, point_progress)
             for future in done:
                 point = running.pop(future)
                 finished(point, _result(future, point))
+        _relay(reports, by_pid, point_progress)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         ours = [p for p in multiprocessing.active_children() if p not in others]
@@ -376,6 +393,45 @@ PR_SET_PDEATHSIG = 1
 def worker_count(asked: int, points: int) -> int:
     """Processes worth starting: no more than the points, nor than this machine's cores."""
     return max(1, min(asked, points, os.cpu_count() or 1))
+
+
+_reports: Any = None
+"""In a worker process: the queue its points' progress goes to (None: not followed)."""
+
+
+def _start_worker(parent: int, reports: Any) -> None:
+    """A worker process's start: leave Ctrl-C to the sweep, keep the progress queue."""
+    global _reports
+    _reports = reports
+    _leave_interrupts_to_sweep(parent)
+
+
+def _followed(measure: Callable[..., dict[str, Any]], pid: str,
+              config: Config) -> dict[str, Any]:
+    """In a worker: ``measure(config, progress)``, its progress put on the sweep's queue as
+    ``(pid, now_us, end_us)``, at most every ``REPORT_EVERY_S`` of wall time and at the end."""
+    last = [-REPORT_EVERY_S]
+
+    def progress(now_us: float, end_us: float) -> None:
+        t = time.monotonic()
+        if now_us >= end_us or t - last[0] >= REPORT_EVERY_S:
+            last[0] = t
+            _reports.put((pid, now_us, end_us))
+
+    return measure(config, progress)
+
+
+def _relay(reports: Any, by_pid: dict[str, Point],
+           point_progress: Callable[[Point, float, float], None] | None) -> None:
+    """Hand the workers' progress reports that came in to ``point_progress``."""
+    if reports is None or point_progress is None:
+        return
+    while True:
+        try:
+            pid, now_us, end_us = reports.get_nowait()
+        except queue.Empty:
+            return
+        point_progress(by_pid[pid], now_us, end_us)
 
 
 def _leave_interrupts_to_sweep(parent: int) -> None:

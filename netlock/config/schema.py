@@ -242,6 +242,16 @@ class WorkloadConfig:
                 "resolved against the config file", "path": True})
     rate_rps: float = key(0.0, "offered load cap per client process, rps (0 = closed "
                           "loop as fast as possible)", min=0.0)
+    replay: str = key("timed", "how a trace (kind trace) is replayed: timed (each "
+                      "transaction no earlier than its recorded start, holding its locks "
+                      "for its recorded hold; the run ends when the trace does) or loop "
+                      "(closed loop with think_time_us, starting over at the end)",
+                      choices=("timed", "loop"))
+
+    @property
+    def timed_replay(self) -> bool:
+        """Whether the clients replay a trace's timing (``sim.workloads.replay``)."""
+        return self.kind == "trace" and self.replay == "timed"
 
 
 @dataclass(frozen=True)

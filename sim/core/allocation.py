@@ -59,6 +59,10 @@ class CoarseWorkload:
     def clients_independent(self) -> bool:
         return bool(getattr(self.inner, "clients_independent", False))
 
+    @property
+    def timed(self) -> bool:
+        return bool(getattr(self.inner, "timed", False))
+
     def next_txn(self, client_id: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         locks, modes = self.inner.next_txn(client_id, rng)
         batch = self._merge(TxnBatch(np.asarray(locks, dtype=np.int64),
@@ -87,7 +91,7 @@ class CoarseWorkload:
         offsets = np.zeros(len(batch) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         return TxnBatch(coarse[starts], modes.astype(np.int8, copy=False), offsets,
-                        batch.client_ids)
+                        batch.client_ids, batch.start_us, batch.hold_us)
 
 
 class Partition:

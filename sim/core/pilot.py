@@ -9,7 +9,8 @@ with its own random streams, whose granted requests are the trace the plan is me
 (``workload.kind: trace``) is planned from a pilot run of exactly ``sim.warmup_s``: its
 clients replay the trace from its start, as the measured run's do, so a pilot run past the
 warm-up would show the plan the very transactions the measured period replays (the plan must
-not see the measured period's future).
+not see the measured period's future). Replayed timed (``workload.replay``), no transaction
+recorded to start at or after ``sim.warmup_s`` can start in it at all.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ tables it recorded (:mod:`sim.core.metrics`) and its counters.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -123,9 +124,11 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
               wall_s: float, retries: int, events: int, stale_grants: int,
               ignored_grants: int, hold_us: float, plan: Plan, manager: dict[str, Any],
               open_waits: list[tuple[int, float, float]],
-              handbacks: pd.DataFrame, one_at_a_time: bool = False) -> SimResult:
+              handbacks: pd.DataFrame, one_at_a_time: bool = False,
+              replay_txns: int | None = None) -> SimResult:
     """A finished run's result from its recorded requests and transactions (every engine's
-    summary has these keys, measured over the window after ``sim.warmup_s``);
+    summary has these keys, measured over the window after ``sim.warmup_s`` up to
+    :func:`run_end`; ``replay_txns``: a timed trace replay's transactions in all);
     ``open_waits``: ``(lock, asked_us, end_us)`` of waits no grant ended (locks still
     awaited at the end); ``handbacks``: the stale grants
     (:data:`sim.core.metrics.HANDBACK_DTYPE`); ``one_at_a_time``: the clients take locks
@@ -133,8 +136,11 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
 
     The safety checker runs on a second thread meanwhile (its compiled passes let go of
     the GIL): on TPC-C's simulated second it and the rest take about 2 s each."""
-    start_us, end_us = cfg.sim.warmup_s * 1e6, cfg.sim.end_s * 1e6
-    window_s = cfg.sim.duration_s
+    start_us = cfg.sim.warmup_s * 1e6
+    end_us, ended = run_end(cfg, txns, replay_txns)
+    window_s = (cfg.sim.duration_s if ended == "duration"
+                else max(end_us - start_us, 0.0) / 1e6)
+    span_s = window_s if window_s > 0 else math.inf
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="netlock-safety") as pool:
         checked = pool.submit(count_violations, requests["lock"].to_numpy(),
                               requests["mode"].to_numpy(), requests["t_us"].to_numpy(),
@@ -154,10 +160,11 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         violations = checked.result()
     summary: dict[str, Any] = {
         "engine": engine,
-        "sim_time_s": cfg.sim.end_s,
+        "sim_time_s": cfg.sim.end_s if ended == "duration" else end_us / 1e6,
+        "ended": ended,
         "granted": granted,
-        "throughput_rps": granted / window_s,
-        "tps": len(txn_tenant) / window_s,
+        "throughput_rps": granted / span_s,
+        "tps": len(txn_tenant) / span_s,
         "switch_share": by_switch / granted if granted else 0.0,
         "latency_us": latency,
         "txn_latency_us": txn_latency,
@@ -167,21 +174,34 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         "wall_s": wall_s,
         "events": events,
         "measured_s": window_s,
-        "switch_rps": by_switch / window_s,
-        "server_rps": (granted - by_switch) / window_s,
+        "switch_rps": by_switch / span_s,
+        "server_rps": (granted - by_switch) / span_s,
         "stale_grants": stale_grants,
         "ignored_grants": ignored_grants,
         "hold_time_us": hold_us,
         "plan": plan.summary.to_dict(),
-        "plan_predicted": plan_predicted(plan.summary, granted / window_s, by_switch / window_s,
-                                         (granted - by_switch) / window_s),
+        "plan_predicted": plan_predicted(plan.summary, granted / span_s, by_switch / span_s,
+                                         (granted - by_switch) / span_s),
         "manager": manager,
-        "tenants": {str(t): _tenant_summary(req_tenant, txn_tenant, t, window_s)
+        "tenants": {str(t): _tenant_summary(req_tenant, txn_tenant, t, span_s)
                     for t in tenants},
         "incomplete": None,
     }
     return SimResult(summary=summary, requests=requests, txns=txns, timeseries=series,
                      config=cfg.to_dict())
+
+
+def run_end(cfg: Config, txns: pd.DataFrame, replay_txns: int | None) -> tuple[float, str]:
+    """Where the run's measured window ends (us) and why: at ``sim.end_s`` (``duration``),
+    or, for a timed trace replay whose every transaction (``replay_txns`` in all) committed
+    before it, just after the last commit (``trace``: the trace is exhausted, nothing is
+    left to run)."""
+    end_us = cfg.sim.end_s * 1e6
+    if replay_txns is not None and len(txns) and len(txns) >= replay_txns:
+        last = float(np.nextafter(txns["t_us"].max(), np.inf))
+        if last < end_us:
+            return last, "trace"
+    return end_us, "duration"
 
 
 def outages(cfg: Config) -> tuple[tuple[float, float], ...]:
@@ -244,9 +264,9 @@ def window_mask(frame: pd.DataFrame, start_us: float, end_us: float) -> np.ndarr
 
 
 def _tenant_summary(req_tenant: np.ndarray, txn_tenant: np.ndarray, tenant: int,
-                    window_s: float) -> dict[str, float]:
+                    span_s: float) -> dict[str, float]:
     """``req_tenant`` / ``txn_tenant``: the tenant of each request / transaction in the
-    window."""
+    window; ``span_s``: the window's length (s), inf for an empty one (rates 0)."""
     granted = int(np.count_nonzero(req_tenant == tenant))
     done = int(np.count_nonzero(txn_tenant == tenant))
-    return {"throughput_rps": granted / window_s, "tps": done / window_s}
+    return {"throughput_rps": granted / span_s, "tps": done / span_s}

@@ -6,7 +6,9 @@ releases everything and starts the next transaction, at most one acquire per
 ``gap_per_lock_us`` when the offered load is capped. An attempt not fully granted by its
 deadline releases what it holds and is sent again after a back-off. Leases run from the
 grant's switch/server time; a client never uses a lock past its lease; grants for attempts
-given up are released at once if still leased. Each client sends through its own NIC share
+given up are released at once if still leased. A timed trace replay (``I_TIMED``) starts
+each transaction no earlier than its ``tx_start`` and holds it ``tx_hold`` instead of the
+think time; a client with no transaction left stops. Each client sends through its own NIC share
 (one acquire per ``CF_GAP`` us, releases ride free) and FIFO links; packets leaving within
 ``P_BURST`` us travel as one burst with one delay draw (each still lost on its own).
 As in :meth:`sim.clients.Client.receive`, a grant that completes a one-lock attempt with
@@ -40,6 +42,7 @@ from sim.fast.state import (
     CF_DOWN_LAST,
     CF_FREE_AT,
     CF_GAP,
+    CF_HOLD,
     CF_NEXT_START,
     CF_TIMER_AT,
     CF_TXN_START,
@@ -68,6 +71,7 @@ from sim.fast.state import (
     I_INSTANT,
     I_LOSSY,
     I_SEED,
+    I_TIMED,
     K_COPIES,
     K_HANDBACKS,
     K_IGNORED,
@@ -297,6 +301,8 @@ def draw_txn(r: RackArrays, c: int) -> None:
         r.cur_lock[c, k] = r.tx_lock[c, off + k]
         r.cur_mode[c, k] = r.tx_mode[c, off + k]
     r.ci[c, CI_NLOCKS] = size
+    if r.pi[I_TIMED]:
+        r.cf[c, CF_HOLD] = r.tx_hold[c, t]
     r.ci[c, CI_TX_NEXT] = t + 1
     r.ci[c, CI_TX_OFF] = off + size
     if t + 1 >= r.ci[c, CI_TX_N]:
@@ -322,6 +328,12 @@ next_txn_inline = inlined(next_txn)
 
 @fast_jit
 def begin_txn(r: RackArrays, c: int, now: float) -> None:
+    if r.pi[I_TIMED]:
+        ready = r.tx_start[c, r.ci[c, CI_TX_NEXT]]
+        if ready > now:
+            if ready < INF:
+                heap.push(r.heap, ready, E_BEGIN, c, 0)
+            return
     send_burst(r, c, next_txn(r, c, now, 0), now)
 
 
@@ -357,9 +369,13 @@ def commit(r: RackArrays, c: int, attempt: int, now: float) -> None:
         give_up(r, c, count, now)
         return
     record_txn(r, c, now)
-    if r.cf[c, CF_NEXT_START] > now:
+    ready = r.cf[c, CF_NEXT_START]
+    if r.pi[I_TIMED]:
+        ready = max(ready, r.tx_start[c, r.ci[c, CI_TX_NEXT]])
+    if ready > now:
         r.ci[c, CI_NLOCKS] = 0
-        heap.push(r.heap, r.cf[c, CF_NEXT_START], E_BEGIN, c, 0)
+        if ready < INF:
+            heap.push(r.heap, ready, E_BEGIN, c, 0)
     else:
         count = next_txn(r, c, now, count)
     send_burst(r, c, count, now)
@@ -425,7 +441,7 @@ def granted(r: RackArrays, h: int, now: float) -> None:
     if r.pi[I_INSTANT]:
         commit(r, c, r.ci[c, CI_ATTEMPT], now)
         return
-    wait = r.pf[P_THINK]
+    wait = r.cf[c, CF_HOLD] if r.pi[I_TIMED] else r.pf[P_THINK]
     fetch = r.pi[I_FETCH_HOPS]
     if fetch:
         wait += reliable_path(r, fetch)

@@ -68,6 +68,7 @@ from sim.fast.state import (
     I_ROOM_ROWS,
     I_SEED,
     I_SERVERS,
+    I_TIMED,
     I_TX_BURST,
     K_FAULT,
     K_FREE,
@@ -280,6 +281,9 @@ class FastModel:
         r.tx_lock[c, :n_locks] = batch.lock_ids
         r.tx_mode[c, :n_locks] = batch.modes
         r.tx_size[c, :len(batch)] = batch.sizes
+        if batch.start_us is not None and batch.hold_us is not None:
+            r.tx_start[c, :len(batch)] = batch.start_us
+            r.tx_hold[c, :len(batch)] = batch.hold_us
         r.ci[c, CI_TX_NEXT] = 0
         r.ci[c, CI_TX_OFF] = 0
         r.ci[c, CI_TX_N] = len(batch)
@@ -411,7 +415,8 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
     in flight)."""
     n, net, servers = config.workload.clients, config.network, config.servers
     per_request = n * (longest + 2)
-    instant = config.workload.think_time_us <= 0 and spec.fetch_hops == 0
+    timed = config.workload.timed_replay
+    instant = config.workload.think_time_us <= 0 and spec.fetch_hops == 0 and not timed
     faulty = net.duplicate > 0 or net.reorder > 0
     pi = np.zeros(N_PI, dtype=np.int64)
     pi[I_LOSSY] = int(net.loss > 0 or faulty)
@@ -421,6 +426,7 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
     pi[I_SERVERS] = servers.count
     pi[I_LEASE_MGR] = round(config.lease.us)
     pi[I_INSTANT] = int(instant)
+    pi[I_TIMED] = int(timed)
     pi[I_FAST] = int(instant and spec.gap_per_lock_us <= 0)
     pi[I_CORES] = servers.cores
     pi[I_TX_BURST] = servers.tx_burst
@@ -470,8 +476,9 @@ def server_arrays(config: Config, partition: Partition,
 
 def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.ndarray]:
     """Each client's tenant, priority and NIC gap, and room for its locks and its batch of
-    transactions."""
+    transactions (with their starts and holds when a trace is replayed timed)."""
     n, cl = config.workload.clients, config.clients
+    timed = config.workload.timed_replay
     ci = np.zeros((n, N_CI), dtype=np.int64)
     ci[:, CI_TENANT] = list(config.client_tenants)
     ci[:, CI_PRIORITY] = spec.priorities
@@ -487,6 +494,8 @@ def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.n
             "tx_lock": np.zeros((n, batch * longest), dtype=np.int64),
             "tx_mode": np.zeros((n, batch * longest), dtype=np.int8),
             "tx_size": np.zeros((n, batch), dtype=np.int32),
+            "tx_start": np.zeros((n, batch if timed else 1)),
+            "tx_hold": np.zeros((n, batch if timed else 1)),
             "burst": np.zeros(2 * longest + 2, dtype=np.int64)}
 
 

@@ -35,6 +35,7 @@ from sim.fast.state import (
     K_SWITCH_EXPIRED,
     SF_BUSY,
 )
+from sim.workloads.replay import replay_transactions
 
 ENGINE = "fast"
 PROGRESS_STEPS = 50
@@ -116,4 +117,5 @@ def summarise(model: FastModel, wall_s: float, config: Config | None = None) -> 
                      events=int(r.heap.cnt[Q_SEQ]), stale_grants=int(r.cnt[K_STALE]),
                      ignored_grants=int(r.cnt[K_IGNORED]),
                      hold_us=model.hold_us, plan=model.plan, manager=manager,
-                     open_waits=model.open_waits, handbacks=model.handbacks_frame())
+                     open_waits=model.open_waits, handbacks=model.handbacks_frame(),
+                     replay_txns=replay_transactions(model.workload))

@@ -14,7 +14,9 @@ One :class:`RackArrays` (a named tuple of numpy arrays, passed whole to compiled
   a copy the network makes is a row of its own carrying the original's id on the wire
   (``RI_TXN``), chained from the original's row, which stays taken while copies live;
 - clients (``ci``/``cf`` rows), the locks they hold and their transactions, drawn in
-  batches from the workload (``tx_*``);
+  batches from the workload (``tx_*``; ``tx_start``/``tx_hold``: a timed trace replay's
+  earliest start and hold per transaction, :mod:`sim.workloads.replay`, one unused column
+  otherwise);
 - the network's pre-drawn hop delays (negative = lost) and faults (``faults[k]``: copy
   flag, extra delay of a held-back packet; :class:`sim.network.Faults`), the event heap,
   the recorder's rows (records of :data:`sim.core.metrics.USE_DTYPE`,
@@ -58,7 +60,8 @@ CI_TX_NEXT, CI_TX_N, CI_TX_OFF, CI_NEED, CI_ABORTS = 6, 7, 8, 9, 10
 N_CI = 11
 CF_TXN_START, CF_NEXT_START, CF_DEADLINE, CF_TIMER_AT, CF_FREE_AT, CF_GAP = range(6)
 CF_UP_LAST, CF_DOWN_LAST, CF_START = 6, 7, 8
-N_CF = 9
+CF_HOLD = 9  # a timed trace replay: the current transaction's hold after its last grant
+N_CF = 10
 
 # lock servers: srv_f[s, :]
 SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
@@ -78,7 +81,8 @@ N_PF = 15
  I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS, I_SEED,
  I_BACKOFF_SLOTS, I_FAULTY) = range(15)
 I_TX_BURST = 15  # packets in a server core's TX burst
-N_PI = 16
+I_TIMED = 16  # a timed trace replay: tx_start / tx_hold hold each transaction's timing
+N_PI = 17
 
 # events
 (E_BURST, E_GRANT, E_BEGIN, E_TIMER, E_COMMIT, E_SERVER, E_NOTIFY, E_PUSH, E_DEFER,
@@ -127,6 +131,8 @@ class RackArrays(NamedTuple):
     tx_lock: np.ndarray
     tx_mode: np.ndarray
     tx_size: np.ndarray
+    tx_start: np.ndarray
+    tx_hold: np.ndarray
     hops: np.ndarray
     faults: np.ndarray
     heap: Heap

@@ -26,13 +26,18 @@ class TxnBatch:
     """Many transactions in flat arrays.
 
     Transaction ``t`` holds ``lock_ids[offsets[t]:offsets[t + 1]]`` (sorted, distinct) with
-    the matching ``modes``; ``client_ids[t]`` is the client that issues it.
+    the matching ``modes``; ``client_ids[t]`` is the client that issues it. A timed trace
+    replay (:mod:`sim.workloads.replay`) also gives each transaction the earliest time it
+    may start, ``start_us[t]`` (inf: the client has none left), and how long it holds its
+    locks after its last grant, ``hold_us[t]`` (us); other workloads leave both None.
     """
 
     lock_ids: np.ndarray
     modes: np.ndarray
     offsets: np.ndarray
     client_ids: np.ndarray
+    start_us: np.ndarray | None = None
+    hold_us: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.offsets) - 1

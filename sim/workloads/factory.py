@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netlock.errors import ConfigError
+from netlock.config.derived import lease_guard_us
+from netlock.errors import ConfigError, TraceError
 from sim.workloads.base import WorkloadGenerator
 from sim.workloads.micro import MicroWorkload
 from sim.workloads.replay import TraceWorkload
@@ -55,7 +56,21 @@ def workload_from_config(config: Any, machines: int | None = None) -> WorkloadGe
 
 def make_workload(config: Any) -> WorkloadGenerator:
     """The workload a whole config's ``workload.kind`` names: a generator, or the recorded
-    trace replayed (:class:`TraceWorkload`)."""
-    if config.workload.kind == "trace":
-        return TraceWorkload.from_file(config.workload.trace, config.workload.clients)
-    return workload_from_config(config)
+    trace replayed (:class:`TraceWorkload`; ``workload.replay``: timed, or loop). A timed
+    replay's holds leave out the clients' round trip (``client_rtt_us``,
+    :func:`sim.workloads.replay.replay_timing`); one that no client lease covers (with the
+    lease guard, :func:`netlock.config.derived.lease_guard_us`) could never commit, and is
+    a TraceError naming the transaction."""
+    wl = config.workload
+    if wl.kind != "trace":
+        return workload_from_config(config)
+    trip = config.client_rtt_us if wl.timed_replay else None
+    trace = TraceWorkload.from_file(wl.trace, wl.clients, round_trip_us=trip)
+    hold, txn = trace.longest_hold()
+    guard = lease_guard_us(config)
+    if hold + guard >= config.lease.us:
+        raise TraceError(f"{wl.trace}: txn_id {txn} holds its locks {hold:g} us (t_release - "
+                         f"t_request less the {trip:g} us round trip), more than lease.us "
+                         f"{config.lease.us:g} less the clients' {guard:g} us guard allows: "
+                         f"raise lease.us, or set workload.replay: loop")
+    return trace

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import pytest
 
+from netlock.trace import write_trace
 from sim.core.parts import client_workload, make_workload
 from sim.fast.simulate import simulate_fast
 from sim.model import build
 from sim.simulate import simulate, summarise
+from sim.workloads.tracegen import trace_from_config
 from tests.sim.helpers import config, private_locks_trace
 
 TOLERANCE = 0.02
@@ -138,12 +140,44 @@ def test_fast_engine_runs_coarse_locks():
 
 def test_engines_agree_on_a_trace_replay(tmp_path):
     trace = private_locks_trace(tmp_path / "trace.csv", 12)
-    cfg = config("micro-exclusive", workload__kind="trace", workload__trace=trace,
+    cfg = config("micro-exclusive", workload__kind="trace",
+                 workload__replay="loop", workload__trace=trace,
                  workload__clients=12, sim__duration_s=0.002, sim__warmup_s=0.0005)
     slow, fast = simulate(cfg).summary, simulate_fast(cfg).summary
     assert fast["granted"] > 0 and fast["violations"] == 0
     assert close(fast["throughput_rps"], slow["throughput_rps"])
     assert close(fast["latency_us"]["p99"], slow["latency_us"]["p99"])
+
+
+@pytest.mark.parametrize("replay", ["timed", "loop"])
+def test_on_one_plan_the_engines_replay_a_trace_the_same(tmp_path, replay):
+    """A contended trace (two of 200 locks per transaction, 100 of them in the switch, the
+    rest on the lock server) replayed timed, as recorded until the rack falls behind and the
+    trace runs out, or looped: the same grants at the same times, the same counts, and the
+    same end of the run."""
+    trace = tmp_path / "t.parquet"
+    recorded = config("micro-exclusive", workload__clients=20, workload__locks=200,
+                      workload__locks_per_txn=2)
+    write_trace(trace_from_config(recorded, 4000, seed=2), trace)
+    cfg = config("micro-exclusive", workload__kind="trace", workload__trace=trace,
+                 workload__replay=replay, workload__clients=20, switch__slots=100,
+                 sim__duration_s=0.004, sim__warmup_s=0.0005)
+    model = build(cfg)
+    model.run()
+    slow_result = summarise(model, 0.0)
+    fast_result = simulate_fast(cfg, model.plan, model.manager.partition)
+    order = ["t_us", "client", "lock"]
+    slow, fast = slow_result.requests, fast_result.requests
+    assert slow.sort_values(order).reset_index(drop=True).equals(
+        fast.sort_values(order).reset_index(drop=True))
+    s, f = slow_result.summary, fast_result.summary
+    assert {k: f[k] for k in EXACT_COUNTS} == {k: s[k] for k in EXACT_COUNTS}
+    assert len(fast_result.txns) == len(slow_result.txns)
+    assert (f["ended"], f["measured_s"]) == (s["ended"], s["measured_s"])
+    assert s["ended"] == ("trace" if replay == "timed" else "duration")
+    assert 0 < s["switch_share"] < 1 and s["violations"] == 0
+    if replay == "timed":
+        assert len(slow_result.txns) == 2000 and s["latency_us"]["p99"] > 20
 
 
 @pytest.mark.slow

@@ -79,7 +79,8 @@ def test_a_trace_is_replayed(tmp_path):
     path = tmp_path / "trace.csv"
     pd.DataFrame(rows, columns=["lock_id", "mode", "t_request", "t_release", "client_id",
                                 "txn_id"]).to_csv(path, index=False)
-    summary = simulate(config("micro-exclusive", workload__kind="trace", workload__trace=path,
+    summary = simulate(config("micro-exclusive", workload__kind="trace",
+                              workload__replay="loop", workload__trace=path,
                               workload__clients=3, sim__duration_s=0.002,
                               sim__warmup_s=0.0005)).summary
     assert summary["tps"] > 0

@@ -113,7 +113,8 @@ def test_the_heir_keeps_granting_its_own_locks_while_the_adopted_ones_wait_a_lea
     partition over two servers) never wait behind the adopted partition (even locks)."""
     clients, fail_us, lease_us = 64, 2000, 500
     trace = private_locks_trace(tmp_path / "private.csv", clients)
-    cfg = config("micro-exclusive", workload__kind="trace", workload__trace=trace,
+    cfg = config("micro-exclusive", workload__kind="trace",
+                 workload__replay="loop", workload__trace=trace,
                  workload__clients=clients, clients__machines=4, switch__slots=0,
                  servers__count=2, servers__partition="hash", lease__us=lease_us,
                  lease__sweep_us=100, sim__duration_s=0.004, sim__warmup_s=0.0005,
@@ -141,7 +142,8 @@ def test_after_a_switch_failure_the_servers_keep_granting_their_own_locks_during
     a lease after the switch fails, and keep granting the other half at the same rate."""
     clients, fail_us, lease_us = 64, 2000, 500
     trace = private_locks_trace(tmp_path / "private.csv", clients)
-    cfg = config("micro-exclusive", workload__kind="trace", workload__trace=trace,
+    cfg = config("micro-exclusive", workload__kind="trace",
+                 workload__replay="loop", workload__trace=trace,
                  workload__clients=clients, clients__machines=4, switch__slots=clients // 2,
                  servers__count=2, lease__us=lease_us, lease__sweep_us=100,
                  sim__duration_s=0.004, sim__warmup_s=0.0005,

@@ -59,7 +59,7 @@ def test_random_allocation_runs_a_trace_workload(tmp_path):
     (it used to ask for a generator and fail with 'trace has no generator'): 12 private
     locks, all fit, so the switch serves every request."""
     trace = private_locks_trace(tmp_path / "trace.csv", 12)
-    summary = simulate(config("micro-exclusive", workload__kind="trace",
+    summary = simulate(config("micro-exclusive", workload__kind="trace", workload__replay="loop",
                               workload__trace=trace, workload__clients=12,
                               policy__allocation="random", sim__duration_s=0.001,
                               sim__warmup_s=0.0005)).summary

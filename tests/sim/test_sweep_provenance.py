@@ -100,3 +100,20 @@ def test_a_serial_sweep_follows_the_running_point(tmp_path):
     assert {pid for pid, _, _ in seen} == {p.pid for p in points}
     assert all(0 <= now <= end for _, now, end in seen)
     assert max(now for _, now, _ in seen) >= 0.9 * seen[0][2]
+
+
+def test_a_parallel_sweep_follows_every_running_point(tmp_path):
+    """With worker processes each running point reports how far it has come (issue 36: the
+    bar stayed at 0/N with no per-point progress), and is reported done once it is."""
+    from sim.sweep import run_sweep
+
+    base = config("micro-exclusive", sim__duration_s=0.0005, sim__warmup_s=0.0001)
+    points = grid_points(base, parse_grid(["switch.slots=0,1000"]))
+    seen: list[tuple[str, float, float]] = []
+    run_sweep(points, tmp_path, workers=2, point_progress=lambda p, now, end: seen.append(
+        (p.pid, now, end)))
+    end = base.sim.end_s * 1e6
+    for point in points:
+        mine = [(now, until) for pid, now, until in seen if pid == point.pid]
+        assert any(now < until for now, until in mine), "no report from the worker"
+        assert (end, end) in mine and all(0 <= now <= until == end for now, until in mine)

@@ -31,7 +31,8 @@ def bounds(cfg, slots_used: int) -> dict[str, float]:
 
 def uncontended(tmp_path, **overrides):
     trace = private_locks_trace(tmp_path / "private.csv", CLIENTS)
-    settings = dict(workload__kind="trace", workload__trace=trace, workload__clients=CLIENTS,
+    settings = dict(workload__kind="trace", workload__replay="loop", workload__trace=trace,
+                    workload__clients=CLIENTS,
                     clients__machines=4, sim__duration_s=0.004, sim__warmup_s=0.001)
     settings.update(overrides)
     return config("micro-exclusive", **settings)
