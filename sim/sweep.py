@@ -190,7 +190,6 @@ def load_finished(out_dir: Path, point: Point,
     result = doc.get("result")
     if not isinstance(result, dict):
         return None
-    check_row(result, path)
     stored = doc.get("config")
     if not isinstance(stored, dict):
         raise ConfigError(f"--resume: {path} does not record the settings it was run with "
@@ -207,6 +206,7 @@ def load_finished(out_dir: Path, point: Point,
                           f"{'; '.join(differs[:3])}{' ...' if len(differs) > 3 else ''}; "
                           f"rerun with the same settings, or add --force to replace it, or "
                           f"use another --out")
+    check_row(result, path)
     return result
 
 

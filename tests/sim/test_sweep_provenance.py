@@ -55,15 +55,16 @@ def test_a_resume_with_other_settings_is_refused_and_changes_nothing(run, tmp_pa
 
 
 def test_a_resume_on_another_engine_is_refused(tmp_path):
-    from sim.sweep import load_finished, save_point
+    from sim.sweep import ROW_COLUMNS, load_finished, save_point
 
     points = grid_points(config("micro-exclusive"), parse_grid(["switch.slots=0"]))
-    save_point(tmp_path, points[0], {"throughput_rps": 1.0})
+    row = dict.fromkeys(ROW_COLUMNS, 1.0)
+    save_point(tmp_path, points[0], row)
     fast = override_config(points[0].config, {"sim.engine": "fast"})
     moved = points[0].__class__(points[0].pid, points[0].values, points[0].seed, fast)
     with pytest.raises(ConfigError, match=r"sim\.engine 'simpy' -> 'fast'"):
         load_finished(tmp_path, moved)
-    assert load_finished(tmp_path, points[0]) == {"throughput_rps": 1.0}
+    assert load_finished(tmp_path, points[0]) == row
 
 
 def test_seeds_give_a_mean_and_a_confidence_interval(run, tmp_path):
