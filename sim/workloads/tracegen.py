@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from netlock.config import Config
+from netlock.errors import ConfigError
 from netlock.trace import Trace
 from sim.workloads.base import WorkloadGenerator
 from sim.workloads.factory import workload_from_config
@@ -92,7 +93,14 @@ def generate_trace(workload: WorkloadGenerator, clients: int, requests: int, tim
     mean_size = float(workload.sample_txns(min(4 * clients, 256), rng).sizes.mean())
     while have < requests:
         rounds = max(1, int(np.ceil((requests - have) * 1.05 / mean_size / clients)))
-        part, clock = _batch(workload, clients, rounds, clock, timing, rng, txns)
+        part, after = _batch(workload, clients, rounds, clock, timing, rng, txns)
+        if np.all(after <= clock):
+            raise ConfigError("the trace would never advance in time: a client's transactions "
+                              "take no time (a hold time of 0 us: network.rtt_us, "
+                              "clients.tx_us, clients.rx_us and workload.think_time_us all 0, "
+                              "and one lock per transaction) and workload.rate_rps is 0; set "
+                              "workload.rate_rps or give requests a hold time")
+        clock = after
         txns += rounds * clients
         parts.append(part)
         have = sum(int(np.count_nonzero(p["t_request"] < clock.min())) for p in parts)

@@ -45,3 +45,20 @@ def test_replay_timing_recovers_the_generators_starts_and_holds(
         whole = [np.count_nonzero(columns["txn_id"] == txn) == locks_per_txn
                  for _, txn in mine]
         assert np.allclose(batch.hold_us[:-1][whole], work_us, atol=2e-3)
+
+
+def test_a_trace_that_cannot_advance_in_time_is_refused():
+    """One-lock transactions with no hold and no rate cap take no time: the generator ran
+    forever (found by the property test above); it is refused in one line instead."""
+    import pytest
+
+    from netlock.errors import ConfigError
+
+    timing = TraceTiming(hold_us=0.0, jitter_us=0.0, request_gap_us=0.1)
+    workload = MicroWorkload(locks=1000, mode="X", shared_fraction=0.0, zipf=0.0,
+                             locks_per_txn=1)
+    with pytest.raises(ConfigError, match="would never advance in time"):
+        generate_trace(workload, 4, 100, timing, np.random.default_rng(1))
+    capped = TraceTiming(hold_us=0.0, jitter_us=0.0, request_gap_us=0.1, rate_rps=1e6)
+    assert len(generate_trace(workload, 4, 100, capped, np.random.default_rng(1))
+               ["t_request"]) == 100
