@@ -122,6 +122,13 @@ class Clients:
                        "driver to its leaving the machine, per packet, us", min=0.0)
     rx_us: float = key(0.0, "client NIC and software time from a packet's arrival at the "
                        "machine to the client acting on it, per packet, us", min=0.0)
+    send_limit_per_ms: int = key(0, "open loop when > 0 (microbenchmark only): each "
+                                 "transaction context sends its next one-lock request "
+                                 "without waiting for grants, at most this many per ms "
+                                 "(the authors' wpkts_send_limit_ms, netlock.client); "
+                                 "0 = closed loop", min=0)
+    skip_held: bool = key(False, "open loop: a context skips a request for a lock it "
+                          "already has a request on (the authors' SYNCHRONOUS mode)")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from netlock.lockserver.layout import CN_DENSE, CN_NFREE
-from sim.fast import clients, heap, rack
+from sim.fast import clients, heap, open_loop, rack
 from sim.fast._jit import fast_jit, fast_jit_inline, fast_jit_nogil
 from sim.fast.heap import Q_SIZE
 from sim.fast.prefetch import prefetch_row, warm_switch_slot
@@ -24,6 +24,7 @@ from sim.fast.state import (
     E_DRAIN,
     E_GRANT,
     E_NOTIFY,
+    E_OPEN,
     E_PUSH,
     E_QUOTA,
     E_RESEND,
@@ -32,6 +33,7 @@ from sim.fast.state import (
     E_SWEEP,
     E_TIMER,
     I_FAULTY,
+    I_OPEN_LIMIT,
     I_ROOM_HOPS,
     I_ROOM_LOCKS,
     I_ROOM_REQUESTS,
@@ -119,7 +121,10 @@ def run(r: RackArrays, until_us: float) -> int:
         if kind == E_BURST:
             rack.switch_packets(r, a, now)
         elif kind == E_GRANT:
-            clients.on_grant_inline(r, a, now)
+            if r.pi[I_OPEN_LIMIT]:
+                open_loop.granted(r, a, now)
+            else:
+                clients.on_grant_inline(r, a, now)
         elif kind == E_SERVER:
             rack.server_request_inline(r, a, b, now)
         elif kind == E_NOTIFY:
@@ -140,6 +145,8 @@ def run(r: RackArrays, until_us: float) -> int:
             clients.resend(r, a, now)
         elif kind == E_DRAIN:
             rack.server_drain(r, a, b, now)
+        elif kind == E_OPEN:
+            open_loop.send_next(r, a, b, now)
         elif kind == E_SWEEP:
             rack.switch_expire(r, now)
             rack.servers_expire(r, now)

@@ -20,6 +20,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from netlock.client import open_loop_send_at
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
@@ -43,13 +44,16 @@ from sim.fast.state import (
     CF_NEXT_START,
     CF_TIMER_AT,
     CF_TXN_START,
+    CF_WINDOW,
     CI_NEED,
     CI_PRIORITY,
+    CI_SENT,
     CI_TENANT,
     CI_TX_N,
     CI_TX_NEXT,
     CI_TX_OFF,
     E_BEGIN,
+    E_OPEN,
     E_QUOTA,
     E_SWEEP,
     I_BACKOFF_SLOTS,
@@ -61,6 +65,7 @@ from sim.fast.state import (
     I_INSTANT,
     I_LEASE_MGR,
     I_LOSSY,
+    I_OPEN_LIMIT,
     I_PART_RANGE,
     I_ROOM_HOPS,
     I_ROOM_LOCKS,
@@ -68,6 +73,7 @@ from sim.fast.state import (
     I_ROOM_ROWS,
     I_SEED,
     I_SERVERS,
+    I_SKIP_HELD,
     I_TX_BURST,
     K_FAULT,
     K_FREE,
@@ -432,6 +438,8 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
     pi[I_ROOM_LOCKS] = per_request + 64
     pi[I_SEED] = config.sim.seed
     pi[I_BACKOFF_SLOTS] = config.clients.backoff_slots
+    pi[I_OPEN_LIMIT] = config.clients.send_limit_per_ms
+    pi[I_SKIP_HELD] = int(config.clients.skip_held)
     return pi
 
 
@@ -482,7 +490,9 @@ def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.n
     cf[:, CF_GAP] = [1e6 / rate for rate in nic_shares_rps(n, cl.machines, cl.rate_rps)]
     cf[:, CF_DEADLINE] = math.inf
     cf[:, CF_TIMER_AT] = math.inf
+    cf[:, CF_WINDOW] = -1.0
     batch = txn_batch(longest)
+    busy_locks = config.workload.locks if cl.send_limit_per_ms and cl.skip_held else 1
     return {"ci": ci, "cf": cf, "held": np.zeros((n, longest), dtype=np.int64),
             "held_txn": np.zeros((n, longest), dtype=np.int64),
             "cur_lock": np.zeros((n, longest), dtype=np.int64),
@@ -490,7 +500,8 @@ def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.n
             "tx_lock": np.zeros((n, batch * longest), dtype=np.int64),
             "tx_mode": np.zeros((n, batch * longest), dtype=np.int8),
             "tx_size": np.zeros((n, batch), dtype=np.int32),
-            "burst": np.zeros(2 * longest + 2, dtype=np.int64)}
+            "burst": np.zeros(2 * longest + 2, dtype=np.int64),
+            "busy": np.zeros((n, busy_locks), dtype=np.int8)}
 
 
 def event_arrays(config: Config, pi: np.ndarray, longest: int) -> dict[str, np.ndarray]:
@@ -523,7 +534,14 @@ def schedule_start(rack: RackArrays, config: Config, start_rng: np.random.Genera
                                              strict=True)):
         start = start_s[tenant] * 1e6 + offset
         rack.cf[c, CF_NEXT_START] = start
-        fheap.push(rack.heap, start, E_BEGIN, c, 0)
+        if config.clients.send_limit_per_ms:
+            t, window, sent = open_loop_send_at(start, -1.0, 0,
+                                                config.clients.send_limit_per_ms)
+            rack.cf[c, CF_WINDOW] = window
+            rack.ci[c, CI_SENT] = sent
+            fheap.push(rack.heap, t, E_OPEN, c, 0)
+        else:
+            fheap.push(rack.heap, start, E_BEGIN, c, 0)
     fheap.push(rack.heap, config.lease.sweep_us, E_SWEEP, 0, 0)
     if any(t.quota_rps > 0 for t in config.tenants):
         fheap.push(rack.heap, config.switch.quota_window_us, E_QUOTA, 0, 0)

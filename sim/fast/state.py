@@ -55,10 +55,12 @@ IN_DEAD = 4  # an original let go while copies of it live: kept for their lookup
 # clients: ci[c, :] int64, cf[c, :] float64
 CI_ATTEMPT, CI_NLOCKS, CI_PENDING, CI_NHELD, CI_TENANT, CI_PRIORITY = range(6)
 CI_TX_NEXT, CI_TX_N, CI_TX_OFF, CI_NEED, CI_ABORTS = 6, 7, 8, 9, 10
-N_CI = 11
+CI_SENT = 11  # open loop: packets sent in the current send window
+N_CI = 12
 CF_TXN_START, CF_NEXT_START, CF_DEADLINE, CF_TIMER_AT, CF_FREE_AT, CF_GAP = range(6)
 CF_UP_LAST, CF_DOWN_LAST, CF_START = 6, 7, 8
-N_CF = 9
+CF_WINDOW = 9  # open loop: start of the current send window (us)
+N_CF = 10
 
 # lock servers: srv_f[s, :]
 SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
@@ -78,11 +80,13 @@ N_PF = 15
  I_PART_RANGE, I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS, I_SEED,
  I_BACKOFF_SLOTS, I_FAULTY) = range(16)
 I_TX_BURST = 16  # packets in a server core's TX burst
-N_PI = 17
+I_OPEN_LIMIT, I_SKIP_HELD = 17, 18  # open loop: sends per ms (0: closed), skip rule
+N_PI = 19
 
 # events
 (E_BURST, E_GRANT, E_BEGIN, E_TIMER, E_COMMIT, E_SERVER, E_NOTIFY, E_PUSH, E_DEFER,
  E_RESEND, E_SWEEP, E_QUOTA, E_RETRY, E_DRAIN) = range(14)
+E_OPEN = 14  # an open-loop context's send slot (b: trace entries skipped so far)
 
 SWITCH, SERVER = 0, 1
 
@@ -134,6 +138,7 @@ class RackArrays(NamedTuple):
     txns: np.ndarray
     handbacks: np.ndarray
     burst: np.ndarray
+    busy: np.ndarray
     pf: np.ndarray
     pi: np.ndarray
     cnt: np.ndarray
