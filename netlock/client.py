@@ -128,13 +128,13 @@ def open_loop_send_at(ready_us: float, window_us: float, sent: int,
     """When an open-loop context sends its next request (``client.c`` lines 394-408, 642):
     ``ready_us`` is the earliest its TX core can (its last send plus its NIC gap, us);
     ``window_us`` the start of the ms window its last send fell in and ``sent`` the packets
-    it sent in that window. Windows are whole ms from time 0 (the counter's phase is not
-    known; chosen: aligned). A window that already saw ``limit_per_ms`` packets sends no
-    more: the request waits for the next window. Returns the send time, the start of its
-    window and the packets sent in that window counting this one."""
-    w = math.floor(ready_us / SEND_WINDOW_US) * SEND_WINDOW_US
-    if w > window_us:
-        window_us = w
+    it sent in that window. Windows follow each other every :data:`SEND_WINDOW_US` from the
+    first one's start (the TX core's ``next_ms_tsc`` starts at its own start time, so each
+    context's windows have their own phase). A window that already saw ``limit_per_ms``
+    packets sends no more: the request waits for the next window. Returns the send time,
+    the start of its window and the packets sent in that window counting this one."""
+    if ready_us >= window_us + SEND_WINDOW_US:
+        window_us += math.floor((ready_us - window_us) / SEND_WINDOW_US) * SEND_WINDOW_US
         sent = 0
     t = ready_us
     if sent >= limit_per_ms:

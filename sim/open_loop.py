@@ -11,6 +11,10 @@ Requests still unanswered at the end of a run are not waits of a transaction (th
 loop sends whatever the lock manager's capacity): they are not recorded as open waits, so
 ``stalled`` counts only over granted requests (a grant that waited long on an idle lock
 still counts).
+
+Each grant's release leaves through a receiving core's TX burst, as the lock server's grants
+do (:mod:`netlock.lockserver.txburst`, ``clients.tx_burst`` / ``tx_drain_us``; the
+receiving cores are :func:`sim.core.parts.rx_cores_per_client`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from netlock.client import SKIP_LIMIT, open_loop_send_at, open_loop_skips
+from netlock.client import SEND_WINDOW_US, SKIP_LIMIT, open_loop_send_at, open_loop_skips
+from netlock.lockserver import txburst
 from sim.client_inputs import ClientParams, SimpyRack, TxnSource
 from sim.clients import Client
 from sim.engine import RELEASE, Req
@@ -30,16 +35,21 @@ from sim.workloads.base import WorkloadGenerator
 class OpenLoopClient(Client):
     """One open-loop context: its send schedule and the locks it waits for."""
 
-    __slots__ = ("busy", "limit", "sent", "skip_held", "window")
+    __slots__ = ("busy", "limit", "rx_burst", "rx_cores", "rx_drain_us", "rx_tx", "rx_waiting",
+                 "sent", "skip_held", "window")
 
     def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int, limit: int,
-                 skip_held: bool) -> None:
+                 skip_held: bool, rx: tuple[int, int, float] = (1, 1, 0.0),
+                 window_us: float = -SEND_WINDOW_US) -> None:
         super().__init__(cid, rack, machine, txns, params, tenant, priority)
+        self.rx_cores, self.rx_burst, self.rx_drain_us = rx
+        self.rx_tx = txburst.new_cores(1, self.rx_cores)
+        self.rx_waiting: list[list[Req]] = [[] for _ in range(self.rx_cores)]
         self.limit = limit
         self.skip_held = skip_held
         self.busy: dict[int, int] = {}
-        self.window = -1.0
+        self.window = window_us
         self.sent = 0
 
     def start(self, at_us: float) -> None:
@@ -101,7 +111,33 @@ class OpenLoopClient(Client):
         self.add_txn((now, now - asked, self.tenant, 1, self.cid))
         if now < req.lease_end:
             req.op = RELEASE
-            self.send_burst([req], now)
+            self.release(req, now)
+
+    def release(self, req: Req, now: float) -> None:
+        """The receiving core of ``req`` (chosen: its lock id modulo the context's cores)
+        sends its release through its TX burst (``client.c`` lines 915-918 and 837-840:
+        ``enqueue_pkt``, drained every 10 us; :mod:`netlock.lockserver.txburst`)."""
+        core = req.lock % self.rx_cores
+        tx = self.rx_tx
+        if txburst.overdue(tx, 0, core, now):
+            self._flush(core, float(tx[0, core, txburst.TX_DUE]))
+        self.rx_waiting[core].append(req)
+        outcome = txburst.add(tx, 0, core, now, self.rx_burst, self.rx_drain_us)
+        if outcome == txburst.FULL:
+            self._flush(core, now)
+        elif outcome == txburst.OPENED:
+            self.at(float(tx[0, core, txburst.TX_DUE]), self.drain, core,
+                    int(tx[0, core, txburst.TX_SEQ]))
+
+    def _flush(self, core: int, t: float) -> None:
+        packets, self.rx_waiting[core] = self.rx_waiting[core], []
+        txburst.close(self.rx_tx, 0, core)
+        self.send_burst(packets, t)
+
+    def drain(self, core: int, seq: int) -> None:
+        """A receiving core's drain timer fires for its burst ``seq``."""
+        if txburst.drains(self.rx_tx, 0, core, seq):
+            self._flush(core, float(self.rx_tx[0, core, txburst.TX_DUE]))
 
     def on_denied(self, req: Req) -> None:
         """No lock manager an open loop runs against refuses requests."""
@@ -116,10 +152,13 @@ class OpenLoopClient(Client):
 def make_open_loop_clients(rack: SimpyRack, workload: WorkloadGenerator,
                            params: ClientParams, machines: list[Machine], tenants: list[int],
                            priorities: list[int], seeds: Any, limit: int,
-                           skip_held: bool) -> list[Client]:
+                           skip_held: bool, rx: tuple[int, int, float],
+                           phases: list[float]) -> list[Client]:
     """One :class:`OpenLoopClient` per entry of ``machines`` (as
-    :func:`sim.clients.make_clients`)."""
+    :func:`sim.clients.make_clients`); ``phases``: where each one's first send window
+    starts (us, in ``0 .. SEND_WINDOW_US``)."""
     return [OpenLoopClient(cid, rack, machine,
                            TxnSource(workload, cid, np.random.default_rng(seed)), params,
-                           tenants[cid], priorities[cid], limit, skip_held)
+                           tenants[cid], priorities[cid], limit, skip_held, rx,
+                           phases[cid] - SEND_WINDOW_US)
             for cid, (machine, seed) in enumerate(zip(machines, seeds, strict=True))]

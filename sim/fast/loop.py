@@ -19,6 +19,7 @@ from sim.fast.prefetch import prefetch_row, warm_switch_slot
 from sim.fast.state import (
     E_BEGIN,
     E_BURST,
+    E_CL_DRAIN,
     E_COMMIT,
     E_DEFER,
     E_DRAIN,
@@ -147,6 +148,8 @@ def run(r: RackArrays, until_us: float) -> int:
             rack.server_drain(r, a, b, now)
         elif kind == E_OPEN:
             open_loop.send_next(r, a, b, now)
+        elif kind == E_CL_DRAIN:
+            open_loop.drain(r, a, b, now)
         elif kind == E_SWEEP:
             rack.switch_expire(r, now)
             rack.servers_expire(r, now)

@@ -6,12 +6,14 @@ A context's send slot (``E_OPEN``) sends the next trace request that
 at once. A slot that runs out of drawn transactions while skipping continues at the same
 time after the Python side refills them (``b`` carries the skips so far). The context
 never holds a transaction (``CI_NLOCKS`` stays 0), so :func:`sim.fast.clients.close`
-records no open waits for it, as the simpy engine.
+records no open waits for it, as the simpy engine. Releases leave through the context's
+receiving cores' TX bursts (``cl_tx``, ``E_CL_DRAIN``; :mod:`netlock.lockserver.txburst`).
 """
 
 from __future__ import annotations
 
 from netlock.client import SKIP_LIMIT, open_loop_send_at, open_loop_skips
+from netlock.lockserver import txburst
 from sim.fast import heap
 from sim.fast._jit import fast_jit
 from sim.fast.clients import draw_txn, send_burst
@@ -23,11 +25,15 @@ from sim.fast.state import (
     CI_NLOCKS,
     CI_SENT,
     CI_TENANT,
+    E_CL_DRAIN,
     E_OPEN,
+    I_CL_BURST,
+    I_CL_CORES,
     I_OPEN_LIMIT,
     I_SKIP_HELD,
     K_TXNS,
     K_USES,
+    P_CL_DRAIN,
     RELEASE,
     RF_CREATED,
     RF_LEASE_END,
@@ -107,7 +113,41 @@ def granted(r: RackArrays, h: int, now: float) -> None:
     x.client = c
     if now < lease_end:
         r.ri[h, RI_OP] = RELEASE
-        r.burst[0] = h
-        send_burst(r, c, 1, now)
+        release(r, c, h, now)
     else:
         free_request(r, h)
+
+
+@fast_jit
+def _flush(r: RackArrays, c: int, core: int, t: float) -> None:
+    n = int(r.cl_tx[c, core, txburst.TX_COUNT])
+    txburst.close(r.cl_tx, c, core)
+    for i in range(n):
+        r.burst[i] = r.cl_tx_buf[c, core, i]
+    send_burst(r, c, n, t)
+
+
+@fast_jit
+def release(r: RackArrays, c: int, h: int, now: float) -> None:
+    """The release ``h`` leaves through its receiving core's TX burst
+    (:meth:`sim.open_loop.OpenLoopClient.release`)."""
+    core = r.ri[h, RI_LOCK] % r.pi[I_CL_CORES]
+    tx = r.cl_tx
+    if txburst.overdue(tx, c, core, now):
+        _flush(r, c, core, tx[c, core, txburst.TX_DUE])
+    r.cl_tx_buf[c, core, int(tx[c, core, txburst.TX_COUNT])] = h
+    outcome = txburst.add(tx, c, core, now, r.pi[I_CL_BURST], r.pf[P_CL_DRAIN])
+    if outcome == txburst.FULL:
+        _flush(r, c, core, now)
+    elif outcome == txburst.OPENED:
+        heap.push(r.heap, tx[c, core, txburst.TX_DUE], E_CL_DRAIN, c * r.pi[I_CL_CORES] + core,
+                  int(tx[c, core, txburst.TX_SEQ]))
+
+
+@fast_jit
+def drain(r: RackArrays, cc: int, seq: int, now: float) -> None:
+    """Context ``cc // cores``'s receiving core ``cc % cores`` drains its burst ``seq``."""
+    c = cc // r.pi[I_CL_CORES]
+    core = cc % r.pi[I_CL_CORES]
+    if txburst.drains(r.cl_tx, c, core, seq):
+        _flush(r, c, core, r.cl_tx[c, core, txburst.TX_DUE])
