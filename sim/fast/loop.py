@@ -59,8 +59,12 @@ NEEDS_SERVICE = 1
 
 @fast_jit
 def needs_service(r: RackArrays) -> bool:
-    """Whether some array might not have room for the next event."""
+    """Whether some array might not have room for the next event. Open-loop clients have
+    no bound on their requests in flight, and one event can answer every request waiting
+    on a lock, so they keep room for as many more as are in flight."""
     requests = r.pi[I_ROOM_REQUESTS]
+    if r.pi[I_OPEN_LIMIT]:
+        requests += r.ri.shape[0] - r.cnt[K_FREE]
     rows = r.pi[I_ROOM_ROWS]
     h = r.heap
     srv = r.srv

@@ -231,6 +231,8 @@ class FastModel:
         if r.pi[I_FAULTY] and len(r.faults) - r.cnt[K_FAULT] < r.pi[I_ROOM_HOPS]:
             self.refill_faults()
         room = int(r.pi[I_ROOM_REQUESTS])
+        if r.pi[I_OPEN_LIMIT]:
+            room += len(r.ri) - int(r.cnt[K_FREE])
         r = grown_pool(self.rack, 2 * room)
         r = r._replace(heap=fheap.grown_heap(r.heap, 2 * room),
                        srv=ensure_room(r.srv, 2 * int(r.pi[I_ROOM_LOCKS]), 2 * room, 0))
