@@ -18,6 +18,14 @@ context runs one transaction at a time (netlock-repo ``dpdk_code/client_code/cli
   duplicated acquire (same request, another slot: the switch queued the request twice) is
   handed back at once naming its own slot, never the slot the context uses.
 
+The microbenchmark clients are **open loop** instead (``clients.send_limit_per_ms`` > 0;
+``client.c`` ``np_client_tx_write_loop``, lines 389-648): a context sends its next one-lock
+request without waiting for grants, at most ``wpkts_send_limit_ms`` per millisecond
+(:func:`open_loop_send_at`); in SYNCHRONOUS mode it skips a request for a lock it already
+has a request on (:func:`open_loop_skips`); the RX core releases each lock when its grant
+arrives (``client.c`` lines 915-921), and a lost request is never sent again
+(``loss_timeout``, line 380, is declared and never read).
+
 These are the rules both simulation engines apply; each keeps its own bookkeeping of
 requests. They are plain functions over integers and floats, compiled like the switch's
 kernels, so the compiled engine calls them from its loop and the simpy engine from Python.
@@ -25,6 +33,8 @@ Times are microseconds (us).
 """
 
 from __future__ import annotations
+
+import math
 
 from netlock.dataplane._jit import kernel
 
@@ -37,6 +47,13 @@ USE, IGNORE, HAND_BACK = 0, 1, 2
 BURST_US = 0.1
 """Packets a client machine's NIC sends within this many us of each other travel as one
 burst (one switch pass and one link delay for the group; modelled, unsourced)."""
+SEND_WINDOW_US = 1000.0
+"""The open-loop send cap's window: ``client.c`` resets its packet counter every ms
+(``ms_tsc = rte_get_tsc_hz() / 1000``, lines 362 and 394-397)."""
+SKIP_LIMIT = 1024
+"""Most trace entries an open-loop context skips (:func:`open_loop_skips`) before it gives
+up a send slot: the C loop spins through skips at no modelled cost; a bound keeps a context
+whose every lock is busy from spinning forever in the model (chosen)."""
 
 
 @kernel
@@ -106,3 +123,35 @@ def grant_verdict(waiting: bool, held_slot: int, slot: int) -> int:
     if held_slot == NOT_HELD:
         return USE if waiting else HAND_BACK
     return IGNORE if held_slot == slot else HAND_BACK
+
+
+@kernel
+def open_loop_send_at(ready_us: float, window_us: float, sent: int,
+                      limit_per_ms: int) -> tuple[float, float, int]:
+    """When an open-loop context sends its next request (``client.c`` lines 394-408, 642):
+    ``ready_us`` is the earliest its TX core can (its last send plus its NIC gap, us);
+    ``window_us`` the start of the ms window its last send fell in and ``sent`` the packets
+    it sent in that window. Windows follow each other every :data:`SEND_WINDOW_US` from the
+    first one's start (the TX core's ``next_ms_tsc`` starts at its own start time, so each
+    context's windows have their own phase). A window that already saw ``limit_per_ms``
+    packets sends no more: the request waits for the next window. Returns the send time,
+    the start of its window and the packets sent in that window counting this one."""
+    if ready_us >= window_us + SEND_WINDOW_US:
+        window_us += math.floor((ready_us - window_us) / SEND_WINDOW_US) * SEND_WINDOW_US
+        sent = 0
+    t = ready_us
+    if sent >= limit_per_ms:
+        window_us += SEND_WINDOW_US
+        t = window_us
+        sent = 0
+    return t, window_us, sent + 1
+
+
+@kernel
+def open_loop_skips(skip_held: bool, busy: int) -> bool:
+    """Whether an open-loop context skips the next trace request instead of sending it: in
+    SYNCHRONOUS mode (``skip_held``; ``client.c`` lines 471-476, ``-ms``) when it already
+    has a request on that lock not yet granted (``busy`` > 0: set when the acquire is sent,
+    line 634, cleared when its grant arrives, line 920). A skip sends nothing and does not
+    count against the send cap."""
+    return skip_held and busy > 0

@@ -22,7 +22,7 @@ from sim.clients import Client, make_clients
 from sim.core.allocation import Partition
 from sim.core.budget import WallBudget
 from sim.core.draws import fault_rng
-from sim.core.parts import client_workload
+from sim.core.parts import client_workload, rx_cores_per_client, send_window_phases
 from sim.core.pilot import make_plan, no_plan
 from sim.core.result import Progress
 from sim.core.spec import run_spec
@@ -32,6 +32,7 @@ from sim.managers.context import ManagerContext
 from sim.managers.netlock_rack.failures import schedule_failures
 from sim.managers.registry import make_manager
 from sim.network import Faults, Network
+from sim.open_loop import make_open_loop_clients
 from sim.recorder import Recorder
 from sim.workloads import WorkloadGenerator
 
@@ -167,9 +168,18 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
         backoff_slots=cl.backoff_slots, tx_us=cl.tx_us if network_entry else 0.0,
         rx_us=cl.rx_us if network_entry else 0.0)
     machines = client_machines(wl.clients, config.clients.machines, config.clients.rate_rps)
-    clients = make_clients(rack, workload, params, machines, tenants, list(spec.priorities),
-                           streams[3:])
     phase = start_rng.uniform(0.0, config.network.rtt_us / 2.0, wl.clients)
+    if cl.send_limit_per_ms > 0:
+        clients = make_open_loop_clients(rack, workload, params, machines, tenants,
+                                         list(spec.priorities), streams[3:],
+                                         cl.send_limit_per_ms, cl.skip_held,
+                                         (rx_cores_per_client(wl.clients, cl.machines,
+                                                              cl.rx_cores),
+                                          cl.tx_burst, cl.tx_drain_us),
+                                         send_window_phases(start_rng, wl.clients))
+    else:
+        clients = make_clients(rack, workload, params, machines, tenants,
+                               list(spec.priorities), streams[3:])
     for client, offset in zip(clients, phase.tolist(), strict=True):
         client.start(tenant_of[client.tenant].start_s * 1e6 + offset)
     return Model(config=config, engine=engine, network=network, recorder=recorder,

@@ -51,6 +51,31 @@ def _workload(cfg: Config) -> Problem | None:
     return None
 
 
+def _open_loop(cfg: Config) -> Problem | None:
+    cl, wl = cfg.clients, cfg.workload
+    if cl.send_limit_per_ms == 0:
+        if cl.skip_held:
+            return Problem("clients.skip_held", "only used by open-loop clients "
+                           "(clients.send_limit_per_ms > 0)")
+        return None
+    if wl.kind != "micro" or wl.locks_per_txn != 1 or wl.think_time_us > 0:
+        return Problem("clients.send_limit_per_ms", "open-loop clients run the "
+                       "microbenchmark: workload.kind micro, locks_per_txn 1, think_time_us 0")
+    if cfg.manager.kind != "netlock":
+        return Problem("clients.send_limit_per_ms", f"open-loop clients are modelled for "
+                       f"manager.kind netlock only, not {cfg.manager.kind}")
+    if wl.rate_rps > 0:
+        return Problem("clients.send_limit_per_ms", "set either an open-loop send limit or "
+                       "workload.rate_rps (a closed loop's cap), not both")
+    if cfg.network.duplicate > 0 or cfg.network.reorder > 0:
+        return Problem("clients.send_limit_per_ms", "open-loop clients are not modelled on a "
+                       "network that duplicates or reorders packets")
+    if any(t.quota_rps > 0 for t in cfg.tenants):
+        return Problem("clients.send_limit_per_ms", "open-loop clients do not resend "
+                       "deferred requests: no tenant quotas")
+    return None
+
+
 def _tenants(cfg: Config) -> Problem | None:
     if not cfg.tenants:
         return Problem("tenants", "at least one tenant is needed")
@@ -128,7 +153,7 @@ def _manager(cfg: Config) -> Problem | None:
 
 
 RULES: tuple[Callable[[Config], Problem | None], ...] = (
-    _switch, _workload, _tenants, _failures, _manager, lease_problem,
+    _switch, _workload, _open_loop, _tenants, _failures, _manager, lease_problem,
 )
 
 

@@ -89,6 +89,8 @@ class Servers:
                         min=1)
     tx_drain_us: float = key(0.0, "period of a server core's TX drain timer, us; 0 sends "
                              "each packet at once", min=0.0)
+    rx_ring: int = key(0, "packets a server core's RX rings hold; a request that finds "
+                       "them full is dropped (netlock.lockserver.rxring); 0 = no bound", min=0)
 
     @property
     def packet_us(self) -> float:
@@ -122,6 +124,20 @@ class Clients:
                        "driver to its leaving the machine, per packet, us", min=0.0)
     rx_us: float = key(0.0, "client NIC and software time from a packet's arrival at the "
                        "machine to the client acting on it, per packet, us", min=0.0)
+    send_limit_per_ms: int = key(0, "open loop when > 0 (microbenchmark only): each "
+                                 "transaction context sends its next one-lock request "
+                                 "without waiting for grants, at most this many per ms "
+                                 "(the authors' wpkts_send_limit_ms, netlock.client); "
+                                 "0 = closed loop", min=0)
+    skip_held: bool = key(False, "open loop: a context skips a request for a lock it "
+                          "already has a request on (the authors' SYNCHRONOUS mode)")
+    rx_cores: int = key(1, "open loop: receiving cores per client machine; a grant's "
+                        "release leaves through its core's TX burst", min=1)
+    tx_burst: int = key(1, "open loop: packets a receiving core sends in one TX burst "
+                        "(netlock.lockserver.txburst's rule); 1 sends each release at once",
+                        min=1)
+    tx_drain_us: float = key(0.0, "open loop: period of a receiving core's TX drain timer, "
+                             "us; 0 sends each release at once", min=0.0)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ data plane with its tenants' quotas: the simpy engine (:mod:`sim.model`) and the
 
 from __future__ import annotations
 
+import numpy as np
+
+from netlock.client import SEND_WINDOW_US
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from sim.core.allocation import CoarseWorkload
@@ -28,6 +31,25 @@ def nic_shares_rps(n_clients: int, n_machines: int, rate_rps: float) -> list[flo
     client processes it runs."""
     per_machine = [len(range(m, n_clients, n_machines)) for m in range(n_machines)]
     return [rate_rps / per_machine[c % n_machines] for c in range(n_clients)]
+
+
+def rx_cores_per_client(n_clients: int, n_machines: int, rx_cores: int) -> int:
+    """The receiving cores each open-loop context sends its releases through: its machine's
+    ``rx_cores`` split among the contexts of the busiest machine (at least one). Chosen: a
+    context's grants reach cores of its own, so each context depends only on its own
+    packets (as its NIC share); the authors' RSS spreads every context's grants over all
+    six."""
+    per_machine = -(-n_clients // n_machines)
+    return max(1, rx_cores // per_machine)
+
+
+def send_window_phases(start_rng: np.random.Generator, n_clients: int) -> list[float]:
+    """Where each open-loop context's first send window starts, us: uniform over one window
+    (drawn after the contexts' start phases, in both engines). Each of the authors' TX
+    cores counts its ms from its own start (``client.c`` line 363), and the client
+    processes are started one machine after another over ssh (``console.py``
+    ``run_client``): their phases are not known; chosen: uniform."""
+    return start_rng.uniform(0.0, SEND_WINDOW_US, n_clients).tolist()
 
 
 def switch_dataplane(cfg: Config) -> SwitchDataPlane:

@@ -70,6 +70,7 @@ from sim.fast.state import (
     I_FETCH_HOPS,
     I_INSTANT,
     I_LOSSY,
+    I_OPEN_LIMIT,
     I_SEED,
     I_TIMED,
     K_COPIES,
@@ -533,6 +534,9 @@ def receive(r: RackArrays, h: int, t: float, granted_at: float) -> None:
         t = r.cf[c, CF_DOWN_LAST]
     else:
         r.cf[c, CF_DOWN_LAST] = t
+    if r.pi[I_OPEN_LIMIT]:
+        heap.push(r.heap, t, E_GRANT, h, 0)
+        return
     current = r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT] and r.ri[h, RI_OP] == 0
     one_left = r.ci[c, CI_PENDING] == 1
     in_time = t < r.cf[c, CF_DEADLINE]

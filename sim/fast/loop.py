@@ -12,18 +12,20 @@ from __future__ import annotations
 import numpy as np
 
 from netlock.lockserver.layout import CN_DENSE, CN_NFREE
-from sim.fast import clients, heap, rack
+from sim.fast import clients, heap, open_loop, rack
 from sim.fast._jit import fast_jit, fast_jit_inline, fast_jit_nogil
 from sim.fast.heap import Q_SIZE
 from sim.fast.prefetch import prefetch_row, warm_switch_slot
 from sim.fast.state import (
     E_BEGIN,
     E_BURST,
+    E_CL_DRAIN,
     E_COMMIT,
     E_DEFER,
     E_DRAIN,
     E_GRANT,
     E_NOTIFY,
+    E_OPEN,
     E_PUSH,
     E_QUOTA,
     E_RESEND,
@@ -32,6 +34,7 @@ from sim.fast.state import (
     E_SWEEP,
     E_TIMER,
     I_FAULTY,
+    I_OPEN_LIMIT,
     I_ROOM_HOPS,
     I_ROOM_LOCKS,
     I_ROOM_REQUESTS,
@@ -56,8 +59,12 @@ NEEDS_SERVICE = 1
 
 @fast_jit
 def needs_service(r: RackArrays) -> bool:
-    """Whether some array might not have room for the next event."""
+    """Whether some array might not have room for the next event. Open-loop clients have
+    no bound on their requests in flight, and one event can answer every request waiting
+    on a lock, so they keep room for as many more as are in flight."""
     requests = r.pi[I_ROOM_REQUESTS]
+    if r.pi[I_OPEN_LIMIT]:
+        requests += r.ri.shape[0] - r.cnt[K_FREE]
     rows = r.pi[I_ROOM_ROWS]
     h = r.heap
     srv = r.srv
@@ -119,7 +126,10 @@ def run(r: RackArrays, until_us: float) -> int:
         if kind == E_BURST:
             rack.switch_packets(r, a, now)
         elif kind == E_GRANT:
-            clients.on_grant_inline(r, a, now)
+            if r.pi[I_OPEN_LIMIT]:
+                open_loop.granted(r, a, now)
+            else:
+                clients.on_grant_inline(r, a, now)
         elif kind == E_SERVER:
             rack.server_request_inline(r, a, b, now)
         elif kind == E_NOTIFY:
@@ -140,6 +150,10 @@ def run(r: RackArrays, until_us: float) -> int:
             clients.resend(r, a, now)
         elif kind == E_DRAIN:
             rack.server_drain(r, a, b, now)
+        elif kind == E_OPEN:
+            open_loop.send_next(r, a, b, now)
+        elif kind == E_CL_DRAIN:
+            open_loop.drain(r, a, b, now)
         elif kind == E_SWEEP:
             rack.switch_expire(r, now)
             rack.servers_expire(r, now)

@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from netlock.client import BURST_US
+from netlock.client import BURST_US, SEND_WINDOW_US, open_loop_send_at
 from netlock.config import Config
 from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
@@ -32,7 +32,13 @@ from sim.core.ahead import DrawAhead, Worker
 from sim.core.allocation import CoarseWorkload, Partition
 from sim.core.draws import BLOCK, draw_faults, draw_hops, fault_rng
 from sim.core.metrics import HANDBACK_DTYPE, TXN_DTYPE, USE_DTYPE
-from sim.core.parts import client_workload, nic_shares_rps, switch_dataplane
+from sim.core.parts import (
+    client_workload,
+    nic_shares_rps,
+    rx_cores_per_client,
+    send_window_phases,
+    switch_dataplane,
+)
 from sim.core.spec import RunSpec, run_spec
 from sim.fast import chunks
 from sim.fast import clients as fclients
@@ -44,16 +50,21 @@ from sim.fast.state import (
     CF_NEXT_START,
     CF_TIMER_AT,
     CF_TXN_START,
+    CF_WINDOW,
     CI_NEED,
     CI_PRIORITY,
+    CI_SENT,
     CI_TENANT,
     CI_TX_N,
     CI_TX_NEXT,
     CI_TX_OFF,
     E_BEGIN,
+    E_OPEN,
     E_QUOTA,
     E_SWEEP,
     I_BACKOFF_SLOTS,
+    I_CL_BURST,
+    I_CL_CORES,
     I_CORES,
     I_EXTRA_HOPS,
     I_FAST,
@@ -62,12 +73,15 @@ from sim.fast.state import (
     I_INSTANT,
     I_LEASE_MGR,
     I_LOSSY,
+    I_OPEN_LIMIT,
     I_ROOM_HOPS,
     I_ROOM_LOCKS,
     I_ROOM_REQUESTS,
     I_ROOM_ROWS,
+    I_RX_RING,
     I_SEED,
     I_SERVERS,
+    I_SKIP_HELD,
     I_TIMED,
     I_TX_BURST,
     K_FAULT,
@@ -84,6 +98,7 @@ from sim.fast.state import (
     N_PI,
     P_BACKOFF_SLOT,
     P_BURST,
+    P_CL_DRAIN,
     P_GAP_PER_LOCK,
     P_HALF_RTT,
     P_LEASE_CLIENT,
@@ -215,6 +230,8 @@ class FastModel:
         if r.pi[I_FAULTY] and len(r.faults) - r.cnt[K_FAULT] < r.pi[I_ROOM_HOPS]:
             self.refill_faults()
         room = int(r.pi[I_ROOM_REQUESTS])
+        if r.pi[I_OPEN_LIMIT]:
+            room += len(r.ri) - int(r.cnt[K_FREE])
         r = grown_pool(self.rack, 2 * room)
         r = r._replace(heap=fheap.grown_heap(r.heap, 2 * room),
                        srv=ensure_room(r.srv, 2 * int(r.pi[I_ROOM_LOCKS]), 2 * room, 0))
@@ -402,6 +419,7 @@ def float_params(config: Config, spec: RunSpec) -> np.ndarray:
     pf[P_QUOTA_WINDOW] = sw.quota_window_us
     pf[P_SERVICE_US] = config.servers.packet_us
     pf[P_TX_DRAIN] = config.servers.tx_drain_us
+    pf[P_CL_DRAIN] = cl.tx_drain_us
     pf[P_BURST] = BURST_US
     pf[P_TX] = cl.tx_us
     pf[P_RX] = cl.rx_us
@@ -436,6 +454,11 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
     pi[I_ROOM_LOCKS] = per_request + 64
     pi[I_SEED] = config.sim.seed
     pi[I_BACKOFF_SLOTS] = config.clients.backoff_slots
+    pi[I_OPEN_LIMIT] = config.clients.send_limit_per_ms
+    pi[I_SKIP_HELD] = int(config.clients.skip_held)
+    pi[I_RX_RING] = servers.rx_ring
+    pi[I_CL_CORES] = rx_cores_per_client(n, config.clients.machines, config.clients.rx_cores)
+    pi[I_CL_BURST] = config.clients.tx_burst
     return pi
 
 
@@ -486,7 +509,10 @@ def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.n
     cf[:, CF_GAP] = [1e6 / rate for rate in nic_shares_rps(n, cl.machines, cl.rate_rps)]
     cf[:, CF_DEADLINE] = math.inf
     cf[:, CF_TIMER_AT] = math.inf
+    cf[:, CF_WINDOW] = -1.0
     batch = txn_batch(longest)
+    busy_locks = config.workload.locks if cl.send_limit_per_ms and cl.skip_held else 1
+    cores = rx_cores_per_client(n, cl.machines, cl.rx_cores)
     return {"ci": ci, "cf": cf, "held": np.zeros((n, longest), dtype=np.int64),
             "held_txn": np.zeros((n, longest), dtype=np.int64),
             "cur_lock": np.zeros((n, longest), dtype=np.int64),
@@ -496,7 +522,10 @@ def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.n
             "tx_size": np.zeros((n, batch), dtype=np.int32),
             "tx_start": np.zeros((n, batch if timed else 1)),
             "tx_hold": np.zeros((n, batch if timed else 1)),
-            "burst": np.zeros(2 * longest + 2, dtype=np.int64)}
+            "burst": np.zeros(max(2 * longest + 2, cl.tx_burst), dtype=np.int64),
+            "busy": np.zeros((n, busy_locks), dtype=np.int8),
+            "cl_tx": txburst.new_cores(n, cores),
+            "cl_tx_buf": np.zeros((n, cores, cl.tx_burst), dtype=np.int64)}
 
 
 def event_arrays(config: Config, pi: np.ndarray, longest: int) -> dict[str, np.ndarray]:
@@ -525,11 +554,20 @@ def schedule_start(rack: RackArrays, config: Config, start_rng: np.random.Genera
     rack.cnt[K_NEED_TXN] = n
     start_s = {t.id: t.start_s for t in config.tenants}
     phase = start_rng.uniform(0.0, config.network.rtt_us / 2.0, n)
+    windows = (send_window_phases(start_rng, n) if config.clients.send_limit_per_ms
+               else [0.0] * n)
     for c, (tenant, offset) in enumerate(zip(config.client_tenants, phase.tolist(),
                                              strict=True)):
         start = start_s[tenant] * 1e6 + offset
         rack.cf[c, CF_NEXT_START] = start
-        fheap.push(rack.heap, start, E_BEGIN, c, 0)
+        if config.clients.send_limit_per_ms:
+            t, window, sent = open_loop_send_at(start, windows[c] - SEND_WINDOW_US, 0,
+                                                config.clients.send_limit_per_ms)
+            rack.cf[c, CF_WINDOW] = window
+            rack.ci[c, CI_SENT] = sent
+            fheap.push(rack.heap, t, E_OPEN, c, 0)
+        else:
+            fheap.push(rack.heap, start, E_BEGIN, c, 0)
     fheap.push(rack.heap, config.lease.sweep_us, E_SWEEP, 0, 0)
     if any(t.quota_rps > 0 for t in config.tenants):
         fheap.push(rack.heap, config.switch.quota_window_us, E_QUOTA, 0, 0)

@@ -33,6 +33,7 @@ from netlock.lockserver import hashmap, txburst
 from netlock.lockserver import kernels as lockserver
 from netlock.lockserver.layout import A_KIND, A_REASON, A_TXN, FLAG_OVERFLOW
 from netlock.lockserver.rss import rss_core
+from netlock.lockserver.rxring import ring_full
 from netlock.packets import ActionKind, DropReason
 from netlock.server_lookup import owning_server
 from sim.fast import heap
@@ -52,10 +53,12 @@ from sim.fast.state import (
     I_CORES,
     I_EXTRA_HOPS,
     I_LEASE_MGR,
+    I_RX_RING,
     I_SERVERS,
     I_TX_BURST,
     IN_PENDING,
     IN_WAITING,
+    K_RX_DROPS,
     K_SERVER_DROPS,
     K_SERVER_GRANTS,
     K_SWITCH_EXPIRED,
@@ -427,6 +430,15 @@ def server_request(r: RackArrays, h: int, flags: int, now: float) -> None:
     op = flags & 1
     s = owner(r, lock)
     core = core_of(r, lock)
+    if ring_full(r.core_free[s, core], now, r.pf[P_SERVICE_US], r.pi[I_RX_RING]):
+        r.cnt[K_RX_DROPS] += 1
+        if op != RELEASE:
+            g = take(r, r.ri[h, RI_TXN], IN_PENDING)
+            if g >= 0:
+                free_request(r, g)
+        else:
+            free_request(r, h)
+        return
     delay = _serve(r, s, core, now)
     n = process_kernel(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_TXN], c,
                        r.ci[c, CI_TENANT], flags >> 2, 0,

@@ -57,11 +57,13 @@ IN_DEAD = 4  # an original let go while copies of it live: kept for their lookup
 # clients: ci[c, :] int64, cf[c, :] float64
 CI_ATTEMPT, CI_NLOCKS, CI_PENDING, CI_NHELD, CI_TENANT, CI_PRIORITY = range(6)
 CI_TX_NEXT, CI_TX_N, CI_TX_OFF, CI_NEED, CI_ABORTS = 6, 7, 8, 9, 10
-N_CI = 11
+CI_SENT = 11  # open loop: packets sent in the current send window
+N_CI = 12
 CF_TXN_START, CF_NEXT_START, CF_DEADLINE, CF_TIMER_AT, CF_FREE_AT, CF_GAP = range(6)
 CF_UP_LAST, CF_DOWN_LAST, CF_START = 6, 7, 8
 CF_HOLD = 9  # a timed trace replay: the current transaction's hold after its last grant
-N_CF = 10
+CF_WINDOW = 10  # open loop: start of the current send window (us)
+N_CF = 11
 
 # lock servers: srv_f[s, :]
 SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
@@ -70,23 +72,30 @@ SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
 (K_FREE, K_HOP, K_USES, K_TXNS, K_RETRIES, K_STALE, K_LOST, K_SERVER_GRANTS,
  K_SERVER_DROPS, K_SWITCH_EXPIRED, K_NEED_TXN, K_BAD_FREE) = range(12)
 K_FAULT, K_COPIES, K_REORDERED, K_IGNORED, K_HANDBACKS = 12, 13, 14, 15, 16
-N_CNT = 17
+K_RX_DROPS = 17  # requests a server core's full RX rings dropped
+N_CNT = 18
 
 # parameters: pf[:] float64, pi[:] int64
 (P_HALF_RTT, P_PASS_US, P_PASS_GAP, P_THINK, P_LEASE_CLIENT, P_TIMEOUT, P_GAP_PER_LOCK,
  P_SWEEP, P_QUOTA_WINDOW, P_SERVICE_US, P_BURST, P_BACKOFF_SLOT, P_TX, P_RX) = range(14)
 P_TX_DRAIN = 14  # a server core's TX drain period (us)
-N_PF = 15
+P_CL_DRAIN = 15  # open loop: a receiving core's TX drain period (us)
+N_PF = 16
 (I_LOSSY, I_FETCH_HOPS, I_EXTRA_HOPS, I_SERVERS, I_LEASE_MGR, I_INSTANT, I_FAST,
  I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS, I_SEED,
  I_BACKOFF_SLOTS, I_FAULTY) = range(15)
 I_TX_BURST = 15  # packets in a server core's TX burst
 I_TIMED = 16  # a timed trace replay: tx_start / tx_hold hold each transaction's timing
-N_PI = 17
+I_OPEN_LIMIT, I_SKIP_HELD = 17, 18  # open loop: sends per ms (0: closed), skip rule
+I_RX_RING = 19  # packets a server core's RX rings hold (0: no bound)
+I_CL_CORES, I_CL_BURST = 20, 21  # open loop: a context's receiving cores, TX burst
+N_PI = 22
 
 # events
 (E_BURST, E_GRANT, E_BEGIN, E_TIMER, E_COMMIT, E_SERVER, E_NOTIFY, E_PUSH, E_DEFER,
  E_RESEND, E_SWEEP, E_QUOTA, E_RETRY, E_DRAIN) = range(14)
+E_OPEN = 14  # an open-loop context's send slot (b: trace entries skipped so far)
+E_CL_DRAIN = 15  # an open-loop context's receiving core drains (a: c * cores + core, b: seq)
 
 SWITCH, SERVER = 0, 1
 
@@ -140,6 +149,9 @@ class RackArrays(NamedTuple):
     txns: np.ndarray
     handbacks: np.ndarray
     burst: np.ndarray
+    busy: np.ndarray
+    cl_tx: np.ndarray
+    cl_tx_buf: np.ndarray
     pf: np.ndarray
     pi: np.ndarray
     cnt: np.ndarray

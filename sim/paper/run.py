@@ -7,6 +7,7 @@ the runs are.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -25,18 +26,30 @@ CDF_QUANTILES = np.concatenate([np.linspace(0.0, 0.99, 100), [0.995, 0.999, 0.99
 """Where the latency CDF is sampled: every percent, then the tail (p99.5, p99.9, p99.99)."""
 
 
+def server_busy(config: Config, busy_us: list[float] | None) -> float:
+    """The share of the run the lock servers' cores were busy (NaN without lock servers):
+    their busy time over cores x servers x the whole run (warm-up included, as the busy
+    time is counted; work queued before the end counts whole, so an overloaded server can
+    show slightly above 1)."""
+    if not busy_us:
+        return math.nan
+    return sum(busy_us) / (len(busy_us) * config.servers.cores * config.sim.end_s * 1e6)
+
+
 def measure(config: Config, max_wall_s: float | None = None) -> dict[str, Any]:
     """One run on the config's engine: its summary row (``throughput_rps``, ``tps``,
     ``switch_rps``, ``server_rps``, ``latency_{mean,p50,p99,p999}_us``, ``violations``,
-    ``stalled`` ...), per-tenant rates (rps, tps), the time series (``t_s``, ``tenant``,
-    ``granted_rps``, ``tps``) and the request latency CDF (``q``, ``latency_us``). A run
-    longer than ``max_wall_s`` is :class:`sim.core.budget.WallBudgetSpent`."""
+    ``stalled``, ``server_busy`` ...), per-tenant rates (rps, tps), the time series
+    (``t_s``, ``tenant``, ``granted_rps``, ``tps``) and the request latency CDF (``q``,
+    ``latency_us``). A run longer than ``max_wall_s`` is
+    :class:`sim.core.budget.WallBudgetSpent`."""
     result = run_engine(config, max_wall_s=max_wall_s)
     summary = result.summary
     require_whole(summary)
     row: dict[str, Any] = {k: summary[k] for k in SUMMARY_COLUMNS}
     row["stalled"] = summary["stalled"]
     row["hold_time_us"] = summary["hold_time_us"]
+    row["server_busy"] = server_busy(config, summary["manager"].get("server_busy_us"))
     row.update({f"latency_{k}_us": summary["latency_us"][k] for k in LATENCY_COLUMNS})
     row.update({f"txn_latency_{k}_us": summary["txn_latency_us"][k] for k in LATENCY_COLUMNS})
     window = in_window(result.requests, config.sim.warmup_s * 1e6, config.sim.duration_s * 1e6)

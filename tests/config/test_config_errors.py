@@ -54,6 +54,14 @@ CASES = [
     ("too-many-priorities", {"x.yaml": "switch: {priorities: 5}"}, [],
      "{x}: switch.priorities: 5 priorities need as many stages with slot arrays, but the "
      "arrays use only 4 stage(s)"),
+    ("open-loop-tpcc", {"x.yaml": "workload: {kind: tpcc}\nclients: {send_limit_per_ms: 5}"},
+     [], "{x}: clients.send_limit_per_ms: open-loop clients run the microbenchmark: "
+     "workload.kind micro, locks_per_txn 1, think_time_us 0"),
+    ("open-loop-dslr", {"x.yaml": "manager: {kind: dslr}\nclients: {send_limit_per_ms: 5}"},
+     [], "{x}: clients.send_limit_per_ms: open-loop clients are modelled for manager.kind "
+     "netlock only, not dslr"),
+    ("skip-held-closed-loop", {"x.yaml": "clients: {skip_held: true}"}, [],
+     "{x}: clients.skip_held: only used by open-loop clients (clients.send_limit_per_ms > 0)"),
     ("tenant-priority", {"x.yaml": "tenants: [{id: 0, priority: 1}]"}, [],
      "{x}: tenants[0].priority: must be < switch.priorities (1), got 1"),
     ("tenant-clients", {"x.yaml": "workload: {clients: 10}\n"

@@ -11,11 +11,14 @@ from netlock.client import (
     HAND_BACK,
     IGNORE,
     NOT_HELD,
+    SEND_WINDOW_US,
     USE,
     attempt_timeout_us,
     backoff_slots,
     grant_verdict,
     longest_hold_us,
+    open_loop_send_at,
+    open_loop_skips,
 )
 
 
@@ -78,3 +81,66 @@ def test_grant_verdicts(waiting, held_slot, slot, verdict):
     (same slot) is ignored; a grant under another slot (a duplicated acquire) or for an
     attempt given up is handed back."""
     assert grant_verdict(waiting, held_slot, slot) == verdict
+
+
+# --- open loop ------------------------------------------------------------------------------
+
+W = SEND_WINDOW_US
+
+
+def c_tx_loop(start: float, phase: float, gap: float, limit: int, n: int) -> list[float]:
+    """An oracle written from client.c's TX loop (lines 389-408, 642), not from the kernel:
+    the core's ms counter restarts whenever the clock passes the window's end; it sends one
+    packet per ``gap`` while the counter is under the limit, else idles to the window's
+    end. Windows end at ``phase + k * W``."""
+    times: list[float] = []
+    t = start
+    end = phase
+    while end <= t:
+        end += W
+    count = 0
+    while len(times) < n:
+        while t >= end:
+            end += W
+            count = 0
+        if count < limit:
+            times.append(t)
+            count += 1
+            t += gap
+        else:
+            t = end
+    return times
+
+
+@given(st.integers(0, 16_000), st.integers(0, 7_999), st.integers(1, 4_000),
+       st.integers(1, 50), st.integers(1, 300))
+def test_the_open_loop_schedule_is_the_authors_tx_loop(start8, phase8, gap8, limit, n):
+    start, phase, gap = start8 / 8, phase8 / 8, gap8 / 8
+    window, sent, ready = phase - W, 0, start
+    times = []
+    for _ in range(n):
+        t, window, sent = open_loop_send_at(ready, window, sent, limit)
+        times.append(t)
+        ready = t + gap
+    assert times == pytest.approx(c_tx_loop(start, phase, gap, limit, n))
+
+
+@given(st.integers(0, 7_999), st.integers(1, 20), st.integers(1, 2_000))
+def test_no_window_carries_more_than_the_limit(phase8, limit, n):
+    phase = phase8 / 8
+    window, sent, ready = phase - W, 0, 0.0
+    per_window: dict[int, int] = {}
+    for _ in range(n):
+        t, window, sent = open_loop_send_at(ready, window, sent, limit)
+        assert window <= t < window + W
+        k = round((window - phase) / W)
+        per_window[k] = per_window.get(k, 0) + 1
+        ready = t + 0.125
+    assert max(per_window.values()) <= limit
+
+
+def test_a_synchronous_context_skips_only_locks_it_waits_for():
+    assert open_loop_skips(True, 1)
+    assert not open_loop_skips(True, 0)
+    assert not open_loop_skips(False, 1)
+    assert not open_loop_skips(False, 0)

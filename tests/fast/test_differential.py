@@ -19,6 +19,8 @@ from sim.workloads.tracegen import trace_from_config
 from tests.sim.helpers import config, private_locks_trace
 
 TOLERANCE = 0.02
+OPEN_LOOP = {"workload.clients": 20, "clients.machines": 10, "sim.duration_s": 0.002,
+             "sim.warmup_s": 0.0005}
 
 CASES = {
     "shared": ("micro-shared", {"sim.duration_s": 0.002, "sim.warmup_s": 0.0005}),
@@ -50,6 +52,10 @@ CASES = {
                                              "sim.warmup_s": 0.0005}),
     "coarse-locks": ("tpcc-low", {"policy.coarse_group": 4, "sim.duration_s": 0.003,
                                   "sim.warmup_s": 0.001}),
+    "open-loop": ("micro-exclusive", {**OPEN_LOOP, "clients.send_limit_per_ms": 200,
+                                      "clients.skip_held": True, "workload.locks": 500}),
+    "open-loop-servers": ("micro-exclusive", {**OPEN_LOOP, "clients.send_limit_per_ms": 1000,
+                                              "switch.slots": 0, "servers.cores": 2}),
 }
 
 
@@ -79,6 +85,9 @@ def exercised(name: str, summary: dict) -> bool:
         "servers-unbatched": summary["switch_share"] == 0.0 and manager["server_grants"] > 0,
         "mixed-multi-lock": summary["retries"] > 0,
         "coarse-locks": summary["tps"] > 0,
+        "open-loop": summary["switch_share"] == 1.0
+        and summary["throughput_rps"] == pytest.approx(20 * 200 * 1000, rel=0.01),
+        "open-loop-servers": manager["server_rx_drops"] > 0,
     }[name]
 
 
@@ -98,7 +107,7 @@ def test_engines_agree(name):
 
 
 ONE_PLAN_CASES = ["exclusive", "overflow-heavy", "lossy", "servers-only", "servers-unbatched",
-                  "mixed-multi-lock"]
+                  "mixed-multi-lock", "open-loop", "open-loop-servers"]
 EXACT_COUNTS = ("granted", "retries", "stale_grants", "ignored_grants", "violations", "stalled")
 """Counts the engines must report identically on one plan (the README promises the same
 grants, retries and latencies)."""

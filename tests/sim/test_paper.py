@@ -176,17 +176,21 @@ def test_fig13_tail_check_fails_when_random_is_worse_on_average_than_at_the_tail
 def test_fig9_saturation_check_fails_when_the_server_has_headroom():
     from sim.paper.micro import _fig9_checks
 
-    def frame(server_rps):
+    def frame(server_rps, busy, switch_rps=50e6):
         return pd.DataFrame([
             {"workload": "exclusive, 10,000 locks", "servers.cores": c,
              "manager": manager, "throughput_rps": rps, "server_capacity_rps": 2.25e6 * c,
-             "switch_capacity_rps": 2e9, "violations": 0, "stalled": 0}
+             "switch_capacity_rps": 2e9, "server_busy": b, "violations": 0, "stalled": 0}
             for c in (1, 8)
-            for manager, rps in (("lock switch", 50e6), ("lock server", server_rps * c))])
+            for manager, rps, b in (("lock switch", switch_rps, float("nan")),
+                                    ("lock server", server_rps * c, busy))])
 
-    assert all(c.holds for c in _fig9_checks(frame(2.2e6)))
-    unsaturated = _fig9_checks(frame(1.0e6))[1]
-    assert unsaturated.holds is False and "1 cores 44%" in unsaturated.detail
+    assert all(c.holds for c in _fig9_checks(frame(2.2e6, 0.97)))
+    unsaturated = _fig9_checks(frame(1.0e6, 0.45))[1]
+    assert unsaturated.holds is False and "1 cores 45%" in unsaturated.detail
+    assert "completing 44%, 44% of capacity" in unsaturated.detail
+    busy_switch = _fig9_checks(frame(2.2e6, 0.97, switch_rps=1.7e9))[1]
+    assert busy_switch.holds is False and "switch at 85.00%" in busy_switch.detail
 
 
 def test_fig12a_checks_fail_without_a_priority_effect():

@@ -55,7 +55,7 @@ class NetLockManager:
         self.install_plan(self.switch)
         srv = config.servers
         self.servers = [ServerNode(self, s, srv.cores, srv.packet_us, srv.tx_burst,
-                                   srv.tx_drain_us)
+                                   srv.tx_drain_us, srv.rx_ring)
                         for s in range(srv.count)]
         self.owner_of = list(range(config.servers.count))
         self.pending = ByRid()
@@ -179,6 +179,12 @@ class NetLockManager:
                     self.pending.take(action.request.txn_id)
                 self.server_drops += 1
 
+    def server_rx_drop(self, lreq: LockRequest) -> None:
+        """A server's RX rings dropped ``lreq`` (:mod:`netlock.lockserver.rxring`): an
+        acquire is no longer awaited from it."""
+        if lreq.op == Op.ACQUIRE:
+            self.pending.take(lreq.txn_id)
+
     def server_send(self, server: ServerNode, packet: Req | LockRequest,
                     depart: float) -> None:
         """A server's packet leaves it at ``depart`` (us): a grant (the granted request)
@@ -245,6 +251,7 @@ class NetLockManager:
             "server_busy_us": [s.busy_us for s in self.servers],
             "switch_drops": sw.drops,
             "server_drops": self.server_drops,
+            "server_rx_drops": sum(s.rx_drops for s in self.servers),
             "lost_packets": self.network.lost,
             "copied_packets": 0 if faults is None else faults.copies,
             "reordered_packets": 0 if faults is None else faults.reordered,

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from netlock.failover import Grace
 from netlock.lockserver import LockServer, txburst
 from netlock.lockserver.rss import rss_core
+from netlock.lockserver.rxring import ring_full
 from netlock.packets import Action, LockRequest
 from sim.core.allocation import Partition
 from sim.engine import Engine
@@ -47,12 +48,15 @@ class ServerHost(Protocol):
 
     def server_send(self, server: ServerNode, packet: Any, depart: float) -> None: ...
 
+    def server_rx_drop(self, lreq: LockRequest) -> None: ...
+
 
 class ServerNode:
     """One lock server: its NetLock state and its cores' busy-until times (us)."""
 
     def __init__(self, manager: ServerHost, index: int, cores: int,
-                 packet_us: float, tx_burst: int = 1, tx_drain_us: float = 0.0) -> None:
+                 packet_us: float, tx_burst: int = 1, tx_drain_us: float = 0.0,
+                 rx_ring: int = 0) -> None:
         self.m = manager
         self.env = manager.engine.env
         self.index = index
@@ -70,6 +74,8 @@ class ServerNode:
         self.tx_drain_us = tx_drain_us
         self.tx = txburst.new_cores(1, cores)
         self.tx_buffer: list[list[Any]] = [[] for _ in range(cores)]
+        self.rx_ring = rx_ring
+        self.rx_drops = 0
 
     def core_of(self, lock_id: int) -> int:
         """The core RSS gives the packets of ``lock_id``."""
@@ -91,6 +97,11 @@ class ServerNode:
     def on_request(self, lreq: LockRequest) -> None:
         """A request forwarded by the switch (served, overflow or release) arrives."""
         if not self.alive:
+            return
+        if ring_full(self.core_free[self.core_of(lreq.lock_id)], self.env._now,
+                     self.service_us, self.rx_ring):
+            self.rx_drops += 1
+            self.m.server_rx_drop(lreq)
             return
         delay = self._serve(lreq.lock_id)
         if self.grace.hold(lreq):

@@ -1,0 +1,153 @@
+"""Open-loop microbenchmark contexts, compiled: :mod:`sim.open_loop`'s behaviour step for step.
+
+A context's send slot (``E_OPEN``) sends the next trace request that
+:func:`netlock.client.open_loop_skips` does not skip, and schedules the next slot by
+:func:`netlock.client.open_loop_send_at`; each grant (``E_GRANT``) is recorded and released
+at once. A slot that runs out of drawn transactions while skipping continues at the same
+time after the Python side refills them (``b`` carries the skips so far). The context
+never holds a transaction (``CI_NLOCKS`` stays 0), so :func:`sim.fast.clients.close`
+records no open waits for it, as the simpy engine. Releases leave through the context's
+receiving cores' TX bursts (``cl_tx``, ``E_CL_DRAIN``; :mod:`netlock.lockserver.txburst`).
+"""
+
+from __future__ import annotations
+
+from netlock.client import SKIP_LIMIT, open_loop_send_at, open_loop_skips
+from netlock.lockserver import txburst
+from sim.fast import heap
+from sim.fast._jit import fast_jit
+from sim.fast.clients import draw_txn, send_burst
+from sim.fast.records import free_request, new_request
+from sim.fast.state import (
+    CF_GAP,
+    CF_WINDOW,
+    CI_NEED,
+    CI_NLOCKS,
+    CI_SENT,
+    CI_TENANT,
+    E_CL_DRAIN,
+    E_OPEN,
+    I_CL_BURST,
+    I_CL_CORES,
+    I_OPEN_LIMIT,
+    I_SKIP_HELD,
+    K_TXNS,
+    K_USES,
+    P_CL_DRAIN,
+    RELEASE,
+    RF_CREATED,
+    RF_LEASE_END,
+    RI_CLIENT,
+    RI_LOCK,
+    RI_MODE,
+    RI_OP,
+    RI_SOURCE,
+    RackArrays,
+)
+
+
+@fast_jit
+def schedule(r: RackArrays, c: int, ready: float) -> None:
+    """Schedule context ``c``'s next send slot, ready at ``ready`` (us)."""
+    t, window, sent = open_loop_send_at(ready, r.cf[c, CF_WINDOW], r.ci[c, CI_SENT],
+                                        r.pi[I_OPEN_LIMIT])
+    r.cf[c, CF_WINDOW] = window
+    r.ci[c, CI_SENT] = sent
+    heap.push(r.heap, t, E_OPEN, c, 0)
+
+
+@fast_jit
+def send_next(r: RackArrays, c: int, skips: int, now: float) -> None:
+    """Context ``c``'s send slot at ``now`` (:meth:`sim.open_loop.OpenLoopClient.send_next`)."""
+    skip_held = r.pi[I_SKIP_HELD] != 0
+    while skips < SKIP_LIMIT:
+        if r.ci[c, CI_NEED]:
+            heap.push(r.heap, now, E_OPEN, c, skips)
+            return
+        draw_txn(r, c)
+        r.ci[c, CI_NLOCKS] = 0
+        lock = r.cur_lock[c, 0]
+        if open_loop_skips(skip_held, r.busy[c, lock] if skip_held else 0):
+            skips += 1
+            continue
+        h = new_request(r, c, 0, lock, r.cur_mode[c, 0], now)
+        if skip_held:
+            r.busy[c, lock] = 1
+        r.burst[0] = h
+        send_burst(r, c, 1, now)
+        break
+    schedule(r, c, now + r.cf[c, CF_GAP])
+
+
+@fast_jit
+def granted(r: RackArrays, h: int, now: float) -> None:
+    """A grant reaches its open-loop context (:meth:`sim.open_loop.OpenLoopClient.on_grant`):
+    recorded, and released at once unless its lease already ended."""
+    if r.ri[h, RI_OP] != 0:
+        free_request(r, h)
+        return
+    c = r.ri[h, RI_CLIENT]
+    if r.pi[I_SKIP_HELD]:
+        r.busy[c, r.ri[h, RI_LOCK]] = 0
+    asked = r.rf[h, RF_CREATED]
+    lease_end = r.rf[h, RF_LEASE_END]
+    n = r.cnt[K_USES]
+    r.cnt[K_USES] = n + 1
+    u = r.uses[n]
+    u.t_us = now
+    u.latency_us = now - asked
+    u.tenant = r.ci[c, CI_TENANT]
+    u.source = r.ri[h, RI_SOURCE]
+    u.lock = r.ri[h, RI_LOCK]
+    u.mode = r.ri[h, RI_MODE]
+    u.end_us = min(now, lease_end)
+    u.client = c
+    u.asked_us = asked
+    m = r.cnt[K_TXNS]
+    r.cnt[K_TXNS] = m + 1
+    x = r.txns[m]
+    x.t_us = now
+    x.latency_us = now - asked
+    x.tenant = r.ci[c, CI_TENANT]
+    x.locks = 1
+    x.client = c
+    if now < lease_end:
+        r.ri[h, RI_OP] = RELEASE
+        release(r, c, h, now)
+    else:
+        free_request(r, h)
+
+
+@fast_jit
+def _flush(r: RackArrays, c: int, core: int, t: float) -> None:
+    n = int(r.cl_tx[c, core, txburst.TX_COUNT])
+    txburst.close(r.cl_tx, c, core)
+    for i in range(n):
+        r.burst[i] = r.cl_tx_buf[c, core, i]
+    send_burst(r, c, n, t)
+
+
+@fast_jit
+def release(r: RackArrays, c: int, h: int, now: float) -> None:
+    """The release ``h`` leaves through its receiving core's TX burst
+    (:meth:`sim.open_loop.OpenLoopClient.release`)."""
+    core = r.ri[h, RI_LOCK] % r.pi[I_CL_CORES]
+    tx = r.cl_tx
+    if txburst.overdue(tx, c, core, now):
+        _flush(r, c, core, tx[c, core, txburst.TX_DUE])
+    r.cl_tx_buf[c, core, int(tx[c, core, txburst.TX_COUNT])] = h
+    outcome = txburst.add(tx, c, core, now, r.pi[I_CL_BURST], r.pf[P_CL_DRAIN])
+    if outcome == txburst.FULL:
+        _flush(r, c, core, now)
+    elif outcome == txburst.OPENED:
+        heap.push(r.heap, tx[c, core, txburst.TX_DUE], E_CL_DRAIN, c * r.pi[I_CL_CORES] + core,
+                  int(tx[c, core, txburst.TX_SEQ]))
+
+
+@fast_jit
+def drain(r: RackArrays, cc: int, seq: int, now: float) -> None:
+    """Context ``cc // cores``'s receiving core ``cc % cores`` drains its burst ``seq``."""
+    c = cc // r.pi[I_CL_CORES]
+    core = cc % r.pi[I_CL_CORES]
+    if txburst.drains(r.cl_tx, c, core, seq):
+        _flush(r, c, core, r.cl_tx[c, core, txburst.TX_DUE])
