@@ -19,14 +19,15 @@ context runs one transaction at a time (netlock-repo ``dpdk_code/client_code/cli
   handed back at once naming its own slot, never the slot the context uses.
 
 These are the rules both simulation engines apply; each keeps its own bookkeeping of
-requests. They are plain functions over integers and floats, compiled like the switch's
-kernels, so the compiled engine calls them from its loop and the simpy engine from Python.
+requests. They are plain functions over integers and floats (:func:`jitable`): numba compiles
+them into the compiled engine's loop, while the simpy engine and ``netlock config check``
+(the lease rule, :mod:`netlock.config.derived`) run them as written, without numba.
 Times are microseconds (us).
 """
 
 from __future__ import annotations
 
-from netlock.dataplane._jit import kernel
+from netlock.dataplane._jit import jitable
 
 MASK32 = 0xFFFFFFFF
 NOT_HELD = -2
@@ -39,7 +40,7 @@ BURST_US = 0.1
 burst (one switch pass and one link delay for the group; modelled, unsourced)."""
 
 
-@kernel
+@jitable
 def attempt_timeout_us(locks: int, timeout_us: float, think_us: float,
                        lease_us: float) -> float:
     """How long an attempt of ``locks`` locks may wait for its grants: for several locks
@@ -55,7 +56,7 @@ def attempt_timeout_us(locks: int, timeout_us: float, think_us: float,
     return lease_us
 
 
-@kernel
+@jitable
 def _mix32(x: int) -> int:
     """A 32-bit integer hash (xor-shift-multiply); every product fits in int64."""
     x = ((x ^ (x >> 16)) * 0x45D9F3B) & MASK32
@@ -63,7 +64,7 @@ def _mix32(x: int) -> int:
     return x ^ (x >> 16)
 
 
-@kernel
+@jitable
 def backoff_slots(seed: int, client: int, abort: int, slots: int) -> int:
     """The back-off before a context's ``abort``-th retry, in slots: uniform over
     ``0 .. slots - 1`` (``rand() % 10`` slots of 30 us in the authors' client).
@@ -78,7 +79,7 @@ def backoff_slots(seed: int, client: int, abort: int, slots: int) -> int:
     return h % slots
 
 
-@kernel
+@jitable
 def longest_hold_us(locks: int, timeout_us: float, think_us: float, read_us: float) -> float:
     """The longest a live client holds a lock of an attempt of up to ``locks`` locks (us):
     with several, the first grant can come right after the attempt starts and the last one
@@ -87,7 +88,7 @@ def longest_hold_us(locks: int, timeout_us: float, think_us: float, read_us: flo
     return attempt_timeout_us(locks, timeout_us, think_us, 0.0) + read_us + think_us
 
 
-@kernel
+@jitable
 def grant_verdict(waiting: bool, held_slot: int, slot: int) -> int:
     """What a context does with a grant of one of its requests that arrives: ``USE`` it,
     ``IGNORE`` it, or ``HAND_BACK`` (release it at once, naming ``slot``, if its lease
