@@ -27,8 +27,9 @@ arrives (``client.c`` lines 915-921), and a lost request is never sent again
 (``loss_timeout``, line 380, is declared and never read).
 
 These are the rules both simulation engines apply; each keeps its own bookkeeping of
-requests. They are plain functions over integers and floats, compiled like the switch's
-kernels, so the compiled engine calls them from its loop and the simpy engine from Python.
+requests. They are plain functions over integers and floats (:func:`jitable`): numba compiles
+them into the compiled engine's loop, while the simpy engine and ``netlock config check``
+(the lease rule, :mod:`netlock.config.derived`) run them as written, without numba.
 Times are microseconds (us).
 """
 
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from netlock.dataplane._jit import kernel
+from netlock.dataplane._jit import jitable
 
 MASK32 = 0xFFFFFFFF
 NOT_HELD = -2
@@ -56,7 +57,7 @@ up a send slot: the C loop spins through skips at no modelled cost; a bound keep
 whose every lock is busy from spinning forever in the model (chosen)."""
 
 
-@kernel
+@jitable
 def attempt_timeout_us(locks: int, timeout_us: float, think_us: float,
                        lease_us: float) -> float:
     """How long an attempt of ``locks`` locks may wait for its grants: for several locks
@@ -72,7 +73,7 @@ def attempt_timeout_us(locks: int, timeout_us: float, think_us: float,
     return lease_us
 
 
-@kernel
+@jitable
 def _mix32(x: int) -> int:
     """A 32-bit integer hash (xor-shift-multiply); every product fits in int64."""
     x = ((x ^ (x >> 16)) * 0x45D9F3B) & MASK32
@@ -80,7 +81,7 @@ def _mix32(x: int) -> int:
     return x ^ (x >> 16)
 
 
-@kernel
+@jitable
 def backoff_slots(seed: int, client: int, abort: int, slots: int) -> int:
     """The back-off before a context's ``abort``-th retry, in slots: uniform over
     ``0 .. slots - 1`` (``rand() % 10`` slots of 30 us in the authors' client).
@@ -95,7 +96,7 @@ def backoff_slots(seed: int, client: int, abort: int, slots: int) -> int:
     return h % slots
 
 
-@kernel
+@jitable
 def longest_hold_us(locks: int, timeout_us: float, think_us: float, read_us: float) -> float:
     """The longest a live client holds a lock of an attempt of up to ``locks`` locks (us):
     with several, the first grant can come right after the attempt starts and the last one
@@ -104,7 +105,7 @@ def longest_hold_us(locks: int, timeout_us: float, think_us: float, read_us: flo
     return attempt_timeout_us(locks, timeout_us, think_us, 0.0) + read_us + think_us
 
 
-@kernel
+@jitable
 def grant_verdict(waiting: bool, held_slot: int, slot: int) -> int:
     """What a context does with a grant of one of its requests that arrives: ``USE`` it,
     ``IGNORE`` it, or ``HAND_BACK`` (release it at once, naming ``slot``, if its lease
@@ -125,7 +126,7 @@ def grant_verdict(waiting: bool, held_slot: int, slot: int) -> int:
     return IGNORE if held_slot == slot else HAND_BACK
 
 
-@kernel
+@jitable
 def open_loop_send_at(ready_us: float, window_us: float, sent: int,
                       limit_per_ms: int) -> tuple[float, float, int]:
     """When an open-loop context sends its next request (``client.c`` lines 394-408, 642):
@@ -147,7 +148,7 @@ def open_loop_send_at(ready_us: float, window_us: float, sent: int,
     return t, window_us, sent + 1
 
 
-@kernel
+@jitable
 def open_loop_skips(skip_held: bool, busy: int) -> bool:
     """Whether an open-loop context skips the next trace request instead of sending it: in
     SYNCHRONOUS mode (``skip_held``; ``client.c`` lines 471-476, ``-ms``) when it already

@@ -11,13 +11,11 @@ from typing import Any
 import numpy as np
 
 from sim.core.parts import nic_shares_rps
+from sim.core.rows import TXN_BATCH
 from sim.engine import Engine
 from sim.network import Machine, Network
 from sim.recorder import Recorder
 from sim.workloads.base import WorkloadGenerator
-
-TXN_BATCH = 512
-"""Transactions a client draws from the workload at once."""
 
 
 @dataclass(frozen=True)

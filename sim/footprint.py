@@ -10,7 +10,7 @@ with their shapes taken from the engines' own constants, so that ``netlock confi
   its share of the request pool, event heap, hop delays, lock-server queues and recorder
   rows, all sized as multiples of the clients' most locks in flight (a timed trace replay
   adds each batched transaction's start and hold, in either engine);
-- per client, simpy engine (:mod:`sim.clients`): its next :data:`sim.client_inputs.TXN_BATCH`
+- per client, simpy engine (:mod:`sim.clients`): its next :data:`sim.core.rows.TXN_BATCH`
   transactions plus the Python objects of a client (its process, random generator and
   machine), measured at about 20 KB;
 - per lock of the microbenchmark: its popularity and the plan's columns over every lock it
@@ -30,8 +30,7 @@ from netlock.config.derived import most_locks_per_txn
 from netlock.dataplane.layout import N_LOCK_COLS, N_OUT_COLS, N_REGION_COLS, N_SLOT_COLS
 from netlock.lockserver.layout import N_LK, N_NODE, N_Q
 from netlock.memory import Need
-from sim.client_inputs import TXN_BATCH
-from sim.core.metrics import TXN_DTYPE, USE_DTYPE
+from sim.core.rows import TXN_BATCH, TXN_DTYPE, USE_DTYPE
 from sim.fast.state import N_CF, N_CI, N_RF, N_RI, txn_batch
 
 WORD = 8

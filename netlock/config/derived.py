@@ -7,6 +7,7 @@ locks a transaction takes has one answer. Times are us.
 
 from __future__ import annotations
 
+from netlock.client import longest_hold_us
 from netlock.config.schema import Config
 from netlock.config.typed import Problem
 
@@ -46,8 +47,6 @@ def lease_problem(config: Config) -> Problem | None:
     """``lease.us`` too short for the clients to use a lease as the rules require: not longer
     than the guard, or than the longest a live client holds a lock plus the guard (a trace's
     transactions are taken to have several locks)."""
-    from netlock.client import longest_hold_us
-
     lease, guard = config.lease.us, lease_guard_us(config)
     if lease <= guard:
         return Problem("lease.us", f"{lease:g} us is too short: clients keep {guard:g} us of "

@@ -5,9 +5,22 @@
 - :mod:`.kernels`: the per-packet pipeline as numba-compatible kernels;
 - :mod:`.switch`: :class:`SwitchDataPlane`, the arrays plus lock table and control plane;
 - :mod:`.counters`: what it counts, as the control plane reads it (a mixin of it).
+
+The switch's names are imported on first use (PEP 562), so that importing a light module of
+this package (:mod:`.layout`, :mod:`._jit`) does not compile the kernels or import numba.
 """
 
+from typing import Any
+
 from netlock.dataplane._jit import JIT_ENABLED, kernel
-from netlock.dataplane.switch import ControlPlaneError, Outcome, SwitchDataPlane
 
 __all__ = ["JIT_ENABLED", "ControlPlaneError", "Outcome", "SwitchDataPlane", "kernel"]
+_SWITCH = ("ControlPlaneError", "Outcome", "SwitchDataPlane")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SWITCH:
+        from netlock.dataplane import switch
+
+        return getattr(switch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

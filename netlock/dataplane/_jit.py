@@ -3,6 +3,10 @@
 Kernels are plain functions over int64 numpy arrays and scalars, so the same source runs
 compiled (the default) or as ordinary Python (``NETLOCK_NOJIT=1``, or numba missing), and
 compiled kernels can be called from other numba functions such as the fast engine's loop.
+
+numba is imported by the first kernel compiled, not by this module: importing numba takes
+about half a second, and what only reads constants or :func:`jitable` rules (``netlock
+config check``) never needs it.
 """
 
 from __future__ import annotations
@@ -10,17 +14,50 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
+from functools import cache
+from importlib.util import find_spec
 from pathlib import Path
+from types import ModuleType
 from typing import TypeVar
 
 F = TypeVar("F", bound=Callable)
 
-try:
-    import numba
-except ImportError:  # pragma: no cover - numba is a declared dependency
-    numba = None
+JIT_ENABLED: bool = find_spec("numba") is not None and os.environ.get("NETLOCK_NOJIT") != "1"
+_JITABLE: list[Callable] = []
 
-JIT_ENABLED: bool = numba is not None and os.environ.get("NETLOCK_NOJIT") != "1"
+
+@cache
+def _numba() -> ModuleType:
+    """numba, imported once, with this package's stale cache dropped and every
+    :func:`jitable` rule made callable from compiled code."""
+    import numba
+
+    drop_stale_cache(Path(__file__).resolve().parent, kernel_sources())
+    for func in _JITABLE:
+        _register_jitable(func)
+    return numba
+
+
+def _register_jitable(func: Callable) -> None:
+    from numba.extending import register_jitable
+
+    register_jitable(func)
+
+
+def jitable(func: F) -> F:
+    """``func`` itself, plain Python, which compiled code (kernels, the fast engine's loop)
+    may call: numba compiles it into its callers (``numba.extending.register_jitable``).
+
+    For rules over scalars that compiled code and plain Python both apply (the client's
+    transaction rules, :mod:`netlock.client`): Python callers run the source as written,
+    without importing numba (``netlock config check`` reads them), and run it faster than
+    a call into compiled code from Python (about 1 us) would.
+    """
+    if JIT_ENABLED:
+        _JITABLE.append(func)
+        if _numba.cache_info().currsize:
+            _register_jitable(func)
+    return func
 
 
 def kernel(func: F) -> F:
@@ -32,7 +69,7 @@ def kernel(func: F) -> F:
     the cost of a whole acquire + release (numba issue 2350).
     """
     if JIT_ENABLED:
-        return one_signature(numba.njit(cache=True, _nrt=False)(func))
+        return one_signature(_numba().njit(cache=True, _nrt=False)(func))
     return func
 
 
@@ -42,7 +79,7 @@ def kernel_nogil(func: F) -> F:
     another thread runs meanwhile. Not for the short kernels called per packet from
     Python: releasing and taking back the GIL would add to each call."""
     if JIT_ENABLED:
-        return one_signature(numba.njit(cache=True, _nrt=False, nogil=True)(func))
+        return one_signature(_numba().njit(cache=True, _nrt=False, nogil=True)(func))
     return func
 
 
@@ -54,7 +91,7 @@ def kernel_inline(func: F) -> F:
     stack; inlining these three gave the fast engine's loop +28 % requests/s on the
     microbenchmark (3.96 -> 5.07 M/s, A/B medians of 5 runs x 2, same results)."""
     if JIT_ENABLED:
-        return one_signature(numba.njit(cache=True, _nrt=False, inline="always")(func))
+        return one_signature(_numba().njit(cache=True, _nrt=False, inline="always")(func))
     return func
 
 
@@ -71,8 +108,9 @@ def one_signature(dispatcher: F) -> F:
     template = dispatcher.get_call_template
 
     def get_call_template(args: tuple, kws: dict) -> tuple:
-        return template(tuple(numba.types.unliteral(a) for a in args),
-                        {k: numba.types.unliteral(v) for k, v in kws.items()})
+        unliteral = _numba().types.unliteral
+        return template(tuple(unliteral(a) for a in args),
+                        {k: unliteral(v) for k, v in kws.items()})
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
@@ -105,7 +143,3 @@ def drop_stale_cache(package: Path, sources: list[Path]) -> None:
         stamp.write_text(digest)
     except OSError:
         return
-
-
-if JIT_ENABLED:
-    drop_stale_cache(Path(__file__).resolve().parent, kernel_sources())

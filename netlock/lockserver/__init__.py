@@ -10,9 +10,22 @@
 
 The simpy engine, the hardware runner and :mod:`netlock.rack` use :class:`LockServer`; the
 fast engine calls the kernels on one state holding all of its rack's servers.
+
+:class:`LockServer` and :class:`Handoff` are imported on first use (PEP 562), so that
+importing :mod:`.layout` for its constants does not compile the kernels or import numba.
 """
 
-from netlock.lockserver._jit import JIT_ENABLED
-from netlock.lockserver.server import Handoff, LockServer
+from typing import Any
+
+from netlock.dataplane._jit import JIT_ENABLED
 
 __all__ = ["JIT_ENABLED", "Handoff", "LockServer"]
+_SERVER = ("Handoff", "LockServer")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SERVER:
+        from netlock.lockserver import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

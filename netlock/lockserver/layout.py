@@ -25,6 +25,9 @@ that is left with nothing (not served, no flag, nothing buffered, held aside or 
 range moving) leaves the hash map and its row goes on a free list (``CN_FREE_LOCK``, linked by
 ``LK_NEXT``) for the next new lock, so the state stays as large as the locks in use rather than
 every lock ever seen (the fast engine, which never reads the counters, on TPC-C's millions).
+
+The hash map (compiled kernels) is imported where a state is made or grown, so that reading
+the column counts (the memory estimate of ``netlock config check``) does not import numba.
 """
 
 from __future__ import annotations
@@ -32,8 +35,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-
-from netlock.lockserver import hashmap
 
 # lk[d, :] -------------------------------------------------------------------------------------
 LK_ID, LK_SERVER, LK_SERVED, LK_PREV, LK_NEXT = range(5)
@@ -133,6 +134,8 @@ def new_server_state(servers: int, classes: int, locks: int = 1024, nodes: int =
     """Empty state for ``servers`` servers and priority classes ``0 .. classes - 1``;
     ``recycle``: idle locks give their dense rows back, and their counters with them (module
     docstring)."""
+    from netlock.lockserver import hashmap
+
     keys, values = hashmap.new_map(4 * locks)
     cnt = np.zeros(N_CNT, dtype=np.int64)
     cnt[CN_NFREE] = nodes
@@ -159,6 +162,8 @@ def ensure_room(st: ServerState, locks: int, nodes: int, actions: int,
     """``st``, or a grown copy with room for ``locks`` more locks, ``nodes`` more free
     request nodes, ``actions`` action rows (at least one per node: a call's actions are
     about distinct requests) and priority classes ``0 .. classes - 1``."""
+    from netlock.lockserver import hashmap
+
     dense = int(st.cnt[CN_DENSE])
     keys, values = hashmap.grown(st.keys, st.values, dense + locks)
     lk, wq, bq, lq, deferred = st.lk, st.wq, st.bq, st.lq, st.deferred

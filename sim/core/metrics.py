@@ -4,7 +4,8 @@ The clients record one row per granted request (each also a lock use, for the sa
 checker), per committed transaction and per stale grant; both engines write rows of these
 types (:class:`sim.recorder.Recorder` for the simpy engine, the fast engine's chunks).
 Nothing here knows which lock manager produced the grants: a grant's ``source`` is an index
-into the names the lock manager declares (``switch``, ``server`` for NetLock).
+into the names the lock manager declares (``switch``, ``server`` for NetLock). The row types
+live in :mod:`sim.core.rows` (without pandas) and are named here too.
 """
 
 from __future__ import annotations
@@ -16,27 +17,11 @@ import numpy as np
 import pandas as pd
 
 from netlock.plan import PlanSummary, servers_needed
-
-USE_FIELDS = ("t_us", "latency_us", "tenant", "source", "lock", "mode", "end_us", "client",
-              "asked_us")
-"""One row per granted request, written when the client stops using the lock: when the
-grant arrived, how long after the request was made, the tenant, which lock-manager
-component granted it, the lock and mode, when the use ended, the client, and when its
-transaction first asked for the lock (its first attempt's start)."""
-TXN_FIELDS = ("t_us", "latency_us", "tenant", "locks", "client")
-"""One row per committed transaction: commit time, latency from its first attempt, tenant,
-lock count, client."""
-USE_DTYPE = np.dtype([("t_us", np.float64), ("latency_us", np.float64), ("tenant", np.int32),
-                      ("source", np.int8), ("lock", np.int64), ("mode", np.int8),
-                      ("end_us", np.float64), ("client", np.int32), ("asked_us", np.float64)])
-"""The type of each ``USE_FIELDS`` column in results (packed: one row is 50 bytes)."""
-TXN_DTYPE = np.dtype([("t_us", np.float64), ("latency_us", np.float64), ("tenant", np.int32),
-                      ("locks", np.int32), ("client", np.int32)])
-"""The type of each ``TXN_FIELDS`` column in results."""
-HANDBACK_DTYPE = np.dtype([("t_us", np.float64), ("lock", np.int64)])
-"""One row per grant that reached a client no longer waiting for it (its attempt given up):
-when it arrived and the lock. The lock manager did grant the lock then (the client hands it
-back at once); the liveness checker counts that instant as the lock granted."""
+from sim.core.rows import HANDBACK_DTYPE as HANDBACK_DTYPE
+from sim.core.rows import TXN_DTYPE as TXN_DTYPE
+from sim.core.rows import TXN_FIELDS as TXN_FIELDS
+from sim.core.rows import USE_DTYPE as USE_DTYPE
+from sim.core.rows import USE_FIELDS as USE_FIELDS
 
 
 @dataclass(frozen=True)

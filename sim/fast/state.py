@@ -31,14 +31,16 @@ that every growable array has room for the worst event, and returns to Python
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from netlock.lockserver.layout import ServerState
 from netlock.packets import ACQUIRE as ACQUIRE
 from netlock.packets import RELEASE as RELEASE
-from sim.fast.heap import Heap
+
+if TYPE_CHECKING:
+    from sim.fast.heap import Heap
 
 RID_BITS = 24
 RID_MASK = (1 << RID_BITS) - 1

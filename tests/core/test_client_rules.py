@@ -1,4 +1,6 @@
-"""The client's transaction rules (:mod:`netlock.client`) on their own, compiled or not."""
+"""The client's transaction rules (:mod:`netlock.client`) on their own, as plain Python (how
+the simpy engine and ``config check`` run them) and compiled into numba code (how the fast
+engine's loop runs them): the same answers."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from netlock.client import (
     open_loop_send_at,
     open_loop_skips,
 )
+from netlock.dataplane._jit import JIT_ENABLED, kernel
 
 
 def test_an_attempt_of_several_locks_times_out_after_the_timeout_or_two_think_times():
@@ -144,3 +147,29 @@ def test_a_synchronous_context_skips_only_locks_it_waits_for():
     assert not open_loop_skips(True, 0)
     assert not open_loop_skips(False, 1)
     assert not open_loop_skips(False, 0)
+
+
+@kernel
+def _compiled_rules(locks: int, timeout_us: float, think_us: float, lease_us: float,
+                    seed: int, client: int, abort: int, slots: int, waiting: bool,
+                    held_slot: int, slot: int) -> tuple[float, float, int, int]:
+    """Every rule called from compiled code, as the fast engine calls them."""
+    return (attempt_timeout_us(locks, timeout_us, think_us, lease_us),
+            longest_hold_us(locks, timeout_us, think_us, lease_us),
+            backoff_slots(seed, client, abort, slots), grant_verdict(waiting, held_slot, slot))
+
+
+@pytest.mark.skipif(not JIT_ENABLED, reason="JIT disabled (NETLOCK_NOJIT=1)")
+@given(st.integers(1, 100), st.floats(0, 1e6), st.floats(0, 1e6), st.floats(0, 1e6),
+       st.integers(0, 2**40), st.integers(0, 10_000), st.integers(0, 10_000),
+       st.integers(1, 64), st.booleans(), st.sampled_from([NOT_HELD, -1, 0, 5]),
+       st.sampled_from([-1, 0, 5]))
+def test_compiled_rules_answer_as_the_plain_python(locks, timeout_us, think_us, lease_us, seed,
+                                                   client, abort, slots, waiting, held_slot,
+                                                   slot):
+    assert _compiled_rules.py_func is not _compiled_rules, "a compiled dispatcher"
+    plain = (attempt_timeout_us(locks, timeout_us, think_us, lease_us),
+             longest_hold_us(locks, timeout_us, think_us, lease_us),
+             backoff_slots(seed, client, abort, slots), grant_verdict(waiting, held_slot, slot))
+    assert _compiled_rules(locks, timeout_us, think_us, lease_us, seed, client, abort, slots,
+                           waiting, held_slot, slot) == plain
