@@ -31,6 +31,12 @@ from netlock.errors import TraceError
 from netlock.inputs import input_file
 from netlock.packets import EXCLUSIVE, SHARED
 
+# pyarrow's CSV reader would otherwise start a thread watching for Ctrl-C that a process
+# exiting right after a refused trace can still hold: C++ then aborts the exit ("terminate
+# called without an active exception", exit 134). Ctrl-C is the command line's
+# (netlock.cli.interrupt), seen between the reader's blocks of _CSV_BLOCK_BYTES.
+pa.enable_signal_handlers(False)
+
 REQUIRED_COLUMNS = ("lock_id", "mode", "t_request", "t_release", "client_id", "txn_id")
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
