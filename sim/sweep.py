@@ -335,6 +335,8 @@ def run_each(todo: Sequence[Point], workers: int,
             try:
                 result = measure(point.config)
             except NetlockError as exc:
+                if not point.values:
+                    raise
                 raise type(exc)(f"grid point {point.values}: {exc}") from None
             finished(point, result)
     else:
