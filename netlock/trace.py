@@ -31,6 +31,12 @@ from netlock.errors import TraceError
 from netlock.inputs import input_file
 from netlock.packets import EXCLUSIVE, SHARED
 
+# pyarrow's CSV reader would otherwise start a thread watching for Ctrl-C that a process
+# exiting right after a refused trace can still hold: C++ then aborts the exit ("terminate
+# called without an active exception", exit 134). Ctrl-C is the command line's
+# (netlock.cli.interrupt), seen between the reader's blocks of _CSV_BLOCK_BYTES.
+pa.enable_signal_handlers(False)
+
 REQUIRED_COLUMNS = ("lock_id", "mode", "t_request", "t_release", "client_id", "txn_id")
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -94,10 +100,17 @@ def read_trace(path: str | Path) -> Trace:
     if columns.rows == 0:
         raise TraceError(f"{path}: the trace has no lock requests")
     cols = columns.arrays()
-    return Trace(source=str(path), lock_id=cols["lock_id"], mode=cols["mode"],
-                 t_request=cols["t_request"], t_release=cols["t_release"],
-                 priority=cols.get("priority"),
-                 txn=transaction_keys(cols["client_id"], cols["txn_id"]))
+    trace = Trace(source=str(path), lock_id=cols["lock_id"], mode=cols["mode"],
+                  t_request=cols["t_request"], t_release=cols["t_release"],
+                  priority=cols.get("priority"),
+                  txn=transaction_keys(cols["client_id"], cols["txn_id"]))
+    span = trace.duration_s
+    rate = len(trace) / span if span > 0 else 0.0
+    if not (np.isfinite(len(trace) * span * 1e6) and np.isfinite(rate)):
+        raise TraceError(f"{path}: t_request, t_release: the trace spans {span:g} s: its "
+                         f"{len(trace):,} requests' rates and hold times (in us) are not finite "
+                         f"numbers (times are seconds)")
+    return trace
 
 
 def transaction_keys(client_id: np.ndarray, txn_id: np.ndarray) -> np.ndarray:

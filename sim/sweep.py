@@ -343,6 +343,8 @@ def run_each(todo: Sequence[Point], workers: int,
                       measure(point.config,
                               lambda now, end, p=point: point_progress(p, now, end)))
         except NetlockError as exc:
+            if not point.values:
+                raise
             raise type(exc)(f"grid point {point.values}: {exc}") from None
         finished(point, result)
 

@@ -149,3 +149,16 @@ def test_plan_fields_of_the_wrong_type_are_named(tmp_path, trace_csv, old, new, 
     assert said in refused("push", str(plan), "--state", str(state), out=state)
     assert said in refused("sim", MICRO, "--set", f"policy.plan={plan}",
                            "--set", "sim.duration_s=0.0001")
+
+
+@pytest.mark.parametrize("t_request", ["-1e308", "-1e303"])
+def test_a_trace_whose_times_overflow_in_microseconds_is_refused(tmp_path, t_request):
+    """Found by the CLI fuzzer: one t_request of -1e308 made plan's hold time in us infinite
+    (an OverflowError traceback on main)."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("lock_id,mode,t_request,t_release,client_id,txn_id\n"
+                     f"1,X,{t_request},0.001,0,0\n2,X,0.0,0.002,1,1\n")
+    out = tmp_path / "p.yaml"
+    said = refused("plan", str(trace), "--config", MICRO, "--slots", "10", "--out", str(out),
+                   out=out)
+    assert f"{trace}: t_request, t_release: the trace spans" in said
