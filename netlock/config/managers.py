@@ -17,6 +17,8 @@ MANAGER_KINDS = ("netlock", "dslr", "drtm", "netchain", "server-tcp", "server-rd
 """The lock managers the simulator models (``manager.kind``)."""
 SERVER_KINDS = ("dslr", "drtm", "server-tcp", "server-rdma", "rdma-cas", "declock")
 """Designs whose lock state lives on the lock servers (``servers.count`` of them)."""
+RDMA_VERB_KINDS = ("dslr", "drtm", "rdma-cas", "declock")
+"""Designs whose clients take locks with one-sided RDMA verbs over reliable connections."""
 
 
 @dataclass(frozen=True)

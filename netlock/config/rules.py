@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from netlock.config.derived import lease_problem
-from netlock.config.managers import SERVER_KINDS
+from netlock.config.managers import RDMA_VERB_KINDS, SERVER_KINDS
 from netlock.config.schema import Config
 from netlock.config.typed import Problem
 
@@ -146,6 +146,11 @@ def _manager(cfg: Config) -> Problem | None:
     if fl.switch_fail_s is not None or fl.server_failures:
         return Problem("failures", f"failures are modelled for manager.kind netlock only, "
                        f"not {kind}")
+    if kind in RDMA_VERB_KINDS and cfg.network.loss > 0:
+        return Problem("network.loss", f"manager.kind {kind} issues RDMA verbs over reliable "
+                       f"connections, whose RNIC retransmits a lost packet after its ACK "
+                       f"timeout; the model has no sourced value for that delay, so a loss "
+                       f"would be ignored, not measured: set network.loss=0 for {kind}")
     if any(t.quota_rps > 0 or t.priority > 0 for t in cfg.tenants):
         return Problem("tenants", f"priorities and quotas are NetLock policies; "
                        f"manager.kind {kind} has none")
