@@ -64,12 +64,12 @@ behind another gets its table lock and warehouse row at the same release, so its
 shorter than E[max] - E[w] gives. Measured against the fast engine (steady state: 20 ms,
 5 ms warm-up, after the start-up convoy's 2 ms timeouts): within 15 % at 10 warehouses
 and think 100 us (1K-100K slots: +9 % to +12 % total, +12 % to +15 % switch, but +16 %
-switch at 3K) and at one warehouse, think 10 us, 3K slots (-9 % total, +3 % switch); over at 10 warehouses and think 0-10 us (+17 % to
-+36 %: the convoys' extra waits), under at one warehouse and think 0 or 100 us (-22 % to
--29 %: the shortened holds). The Schweitzer correction errs either way by a few per cent,
-and the lock servers' hash partition is taken as even. The plan says
-``rates: closed-loop (approx)``; tests bound the error against the simulator where it holds
-(tests/sim/test_capacity.py).
+switch at 3K) and at one warehouse, think 10 us, 3K slots (-9 % total, +3 % switch); over
+at 10 warehouses and think 0-10 us (+17 % to +36 %: the convoys' extra waits), under at
+one warehouse and think 0 or 100 us (-22 % to -29 %: the shortened holds). The Schweitzer
+correction errs either way by a few per cent, and the lock servers' hash partition is taken
+as even. The plan says ``rates: closed-loop (approx)``; tests bound the error against the
+simulator where it holds (tests/sim/test_capacity.py).
 """
 
 from __future__ import annotations
