@@ -17,42 +17,59 @@ a generator) with m_j requests, and per lock i with a_Xi / a_Si exclusive / shar
 per transaction:
 
     attempt_j = (m_j - 1) g + rtt_c + P + s_j E + W_j      (last grant reaches the client)
-    W_j       = E max_k (wait of request k)                (request k waits d_k = w_k / p_k
-                                                            with probability p_k, taken
+    W_j       = E max_k (wait of request k)                (request k waits d_k = min(w_k /
+                                                            p_k, T) with probability p_k, taken
                                                             independent: sorted by d,
                                                             sum_k d_k p_k prod_(l<k) (1-p_l))
     cycle_j   = attempt_j + read + think (+ timeouts, below)
     X         = N / mean_j cycle_j                          (transactions per us)
-    H_k       = rtt_c + read + think + (m_j - 1) g / 2 + W_j - w_k   (a grant to its release)
-    w_X,i     = f [ b_i H_i / 2 + Q_X,i (H_i + h_i) + min(Q_S,i, 1) H_i ]
-    w_S,i     = f [ X a_Xi (H_i + h_i) (H_i + h_i) / 2 + Q_X,i (H_i + h_i) ]
-    p_X,i     = f (b_i + Q_X,i + min(Q_S,i, 1)),  p_S,i = f (X a_Xi (H_i + h_i) + Q_X,i)
+    H_k       = rtt_c + read + think + (m_j - 1) g / 2 + e_k (+ s_j E if k is the switch's)
+                e_k = min(W_j - w_k, T)                    (a grant to its release)
+    R_Mi      = E[H^2] / (2 E[H]) over lock i's mode-M requests, E[H_k^2] = H_k^2 + e_k^2
+    w_X,i     = f [ B_i + c_i R_Si + min(Q_S,i, 1) H_Si ],  w_S,i = f B_i
+    B_i       = b_i (R_Xi + h_i) + Q_X,i (H_Xi + h_i)       (behind exclusive holds/waiters)
+    p_X,i     = f (b_i + c_i + Q_X,i + min(Q_S,i, 1)),  p_S,i = f (b_i + Q_X,i)
     Q_X,i     = X a_Xi w_X,i,  Q_S,i = X a_Si w_S,i        (waiters, Little's law)
-    b_i       = X a_Xi (H_i + h_i) + 1 - exp(-X a_Si H_i)   (busy: exclusive holds, or at
+    b_i       = X a_Xi (H_Xi + h_i),  c_i = 1 - exp(-X a_Si H_Si)   (an exclusive hold; at
                                                             least one shared holder)
 
 with rtt_c the client's round trip (network plus its send and receive processing), P the
 switch's pass an acquire takes (``switch.pass_us``; the server path passes it again), s_j the
 probability that j has a request the switch does not hold (a lock without slots, a share
 min(s_i, c_i) / c_i held, or one the sample saw once: :meth:`TxnSample.to_servers`) and E
-the lock server's round trip, service and queueing (Erlang C over its cores, utilisation
-U = X x server requests per transaction x 2 packet_us / (servers x cores)), h_i the
-hand-over (two switch passes, or two server
-packets), and f = (N - 1) / N the arrival theorem's correction (a context never queues
-behind itself). A hold is near-constant, so a request that finds the lock held waits half a
-hold (deterministic residual). Two bounds are exact and applied: no lock hands over faster
-than once per hold (X a_Xi (H_i + h_i) < 1) and the servers' CPU (U < 1). An attempt still
-waiting at its timeout T (``clients.timeout_us``, or two think times) is retried after a mean
-back-off B; with waits taken as exponential, p_j = exp(-(T - attempt_j + W_j) / W_j) and a
-transaction's cycle grows by p_j / (1 - p_j) (T + B). It matters only under heavy
-contention.
+the lock server's round trip, service, queueing (over its cores, utilisation
+U = X x server requests per transaction x 2 packet_us / (servers x cores)) and its TX burst
+(:meth:`RackTiming.tx_wait_us`: a grant waits for the core's drain tick, 5 us on average at
+``tx_drain_us`` 10), h_i the hand-over (two switch passes, or two server packets and a TX
+burst), and f = (N - 1) / N the arrival theorem's correction (a context never queues
+behind itself). H_Xi and H_Si are the mean holds of lock i's exclusive and shared requests
+(a NewOrder's shared warehouse row is held while it waits for the new-order table lock; a
+Payment's exclusive one is granted last), and a request that finds the lock held waits the
+residual R of the hold, whose part e_k (the wait for the transaction's later grants) is
+taken as exponential. A conditional wait d_k and e_k are cut at the attempt timeout T: an
+attempt never waits longer; it gives up and releases. Two bounds are exact and applied: no
+lock hands over faster than once per hold (X a_Xi (H_Xi + h_i) < 1) and the servers' CPU
+(U < 1). An attempt still waiting at its timeout T (``clients.timeout_us``, or two think
+times) is retried after a mean back-off B; with waits taken as exponential,
+p_j = exp(-(T - attempt_j + W_j) / W_j) and a transaction's cycle grows by
+p_j / (1 - p_j) (T + B).
 
 Queues are capped at N - 1 waiters. Where it errs: the waits of one transaction's locks are
-taken independent (they are not: a long hold on one hot row lengthens others'), the
-Schweitzer correction errs either way by a few per cent, the shared-then-exclusive
-alternation is modelled by mean occupancies only, and the lock servers' hash partition is
-taken as even. The plan says ``rates: closed-loop (approx)``; tests bound the error
-against the simulator.
+taken independent, and on DSLR's TPC-C they are not. Its hot rows per warehouse (the
+new-order table lock, exclusive in 49 % of transactions; the warehouse row, shared by
+NewOrder's 45 % and exclusive in Payment's 43 %; ten district rows) form convoys: a request
+that finds a district row held finds its holder stuck behind the same warehouse row it will
+wait for, so waits there are longer than independent queues give, and a NewOrder waiting
+behind another gets its table lock and warehouse row at the same release, so its holds are
+shorter than E[max] - E[w] gives. Measured against the fast engine (steady state: 20 ms,
+5 ms warm-up, after the start-up convoy's 2 ms timeouts): within 15 % at 10 warehouses
+and think 100 us (1K-100K slots: +9 % to +12 % total, +12 % to +15 % switch, but +16 %
+switch at 3K) and at one warehouse, think 10 us, 3K slots (-9 % total, +3 % switch); over
+at 10 warehouses and think 0-10 us (+17 % to +36 %: the convoys' extra waits), under at
+one warehouse and think 0 or 100 us (-22 % to -29 %: the shortened holds). The Schweitzer
+correction errs either way by a few per cent, and the lock servers' hash partition is taken
+as even. The plan says ``rates: closed-loop (approx)``; tests bound the error against the
+simulator where it holds (tests/sim/test_capacity.py).
 """
 
 from __future__ import annotations
@@ -89,6 +106,8 @@ class RackTiming:
     packet_us: float
     timeout_us: float
     backoff_us: float
+    tx_burst: int = 1
+    tx_drain_us: float = 0.0
 
     @classmethod
     def of(cls, config: Config) -> RackTiming:
@@ -104,7 +123,19 @@ class RackTiming:
                    pass_us=config.switch.pass_us, servers=config.servers.count,
                    cores=config.servers.cores, packet_us=config.servers.packet_us,
                    timeout_us=max(cl.timeout_us, 2.0 * wl.think_time_us),
-                   backoff_us=(cl.backoff_slots - 1) / 2.0 * cl.backoff_slot_us)
+                   backoff_us=(cl.backoff_slots - 1) / 2.0 * cl.backoff_slot_us,
+                   tx_burst=config.servers.tx_burst, tx_drain_us=config.servers.tx_drain_us)
+
+    def tx_wait_us(self, packets_per_core_us: float) -> float:
+        """The mean time a packet a lock server sends waits in its core's TX burst (us,
+        :mod:`netlock.lockserver.txburst`): the burst leaves at the next drain tick (a
+        uniform phase: drain / 2 on average) unless ``tx_burst`` packets fill it first
+        (at ``packets_per_core_us`` per us, about (burst - 1) / (2 rate) on average)."""
+        if self.tx_burst <= 1 or self.tx_drain_us <= 0:
+            return 0.0
+        fill = (self.tx_burst - 1) / (2 * packets_per_core_us) if packets_per_core_us > 0 \
+            else math.inf
+        return min(self.tx_drain_us / 2, fill)
 
     def hold_us(self) -> float:
         """A lock's hold without waiting: grant to client, read, think, release back."""
@@ -221,20 +252,24 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
         touches = 1.0 - np.exp(np.add.reduceat(
             np.log1p(-np.minimum(req_server, 1.0 - 1e-12)), starts))
         server_per_txn = float(batch.mean())
-        server_us = (rack.server_rtt_us + rack.packet_us + rack.pass_us
+        tx_wait = rack.tx_wait_us(x * server_per_txn / queues) if queues else 0.0
+        server_us = (rack.server_rtt_us + rack.packet_us + rack.pass_us + tx_wait
                      + _server_wait_us(util, batch, queues, rack.packet_us)) if queues \
             else np.zeros(len(batch))
         w_req = np.where(sample.exclusive, w_x[sample.lock], w_s[sample.lock])
         p_req = np.where(sample.exclusive, p_x[sample.lock], p_s[sample.lock])
-        waits = _last_grant_wait(w_req, p_req, txn_of, sample.offsets)
+        waits = _last_grant_wait(w_req, p_req, txn_of, sample.offsets, rack.timeout_us)
         attempt = spread + rack.client_rtt_us + rack.pass_us + touches * server_us + waits
         cycle = attempt + rack.read_us + rack.think_us + _retry_us(attempt, waits, rack)
         x_new = n / float(cycle.mean())
-        hold_req = (base + spread[txn_of] / 2 + waits[txn_of] - w_req
+        excess = np.clip(waits[txn_of] - w_req, 0.0, rack.timeout_us)
+        hold_req = (base + spread[txn_of] / 2 + excess
                     + (touches * server_us)[txn_of] * (1.0 - req_server))
-        hold = _mean_per_lock(hold_req, sample.lock, len(a_x), base)
-        handover = HANDOVER_PASSES * (share * rack.pass_us + (1 - share) * rack.packet_us)
-        service = hold + handover
+        hold_x, resid_x = _hold_per_lock(hold_req, excess, sample, True, base)
+        hold_s, resid_s = _hold_per_lock(hold_req, excess, sample, False, base)
+        handover = HANDOVER_PASSES * (share * rack.pass_us + (1 - share) * rack.packet_us) \
+            + (1 - share) * tx_wait
+        service = hold_x + handover
         bound = 1.0 / float(np.max(a_x * service)) if a_x.any() else math.inf
         if server_per_txn > 0:
             bound = min(bound, capacity / server_per_txn) if capacity > 0 else 0.0
@@ -243,14 +278,15 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
         util = x * server_per_txn / capacity if capacity > 0 else 0.0
         lam_x, lam_s = x * a_x, x * a_s
         busy_x = np.minimum(lam_x * service, 0.999)
-        busy = np.minimum(busy_x + 1.0 - np.exp(-lam_s * hold), 0.999)
+        busy_s = np.minimum(1.0 - np.exp(-lam_s * hold_s), 0.999 - busy_x)
         queue_x = np.minimum(lam_x * w_x, n - 1)
         queue_s = np.minimum(lam_s * w_s, n - 1)
-        new_x = f * (busy * hold / 2 + queue_x * service + np.minimum(queue_s, 1.0) * hold)
-        new_s = f * (busy_x * service / 2 + queue_x * service)
-        p_x = f * np.minimum(busy + queue_x + np.minimum(queue_s, 1.0), 0.999)
+        behind_x = busy_x * (resid_x + handover) + queue_x * service
+        new_x = f * (behind_x + busy_s * resid_s + np.minimum(queue_s, 1.0) * hold_s)
+        new_s = f * behind_x
+        p_x = f * np.minimum(busy_x + busy_s + queue_x + np.minimum(queue_s, 1.0), 0.999)
         p_s = f * np.minimum(busy_x + queue_x, 0.999)
-        occupancy = lam_x * (service + w_x) + lam_s * (hold + w_s)
+        occupancy = lam_x * (service + w_x) + lam_s * (hold_s + w_s)
         share = (1 - DAMPING) * share + DAMPING * _fits(slots, occupancy)
         change = float(np.max(np.abs(new_x - w_x), initial=0.0))
         w_x = (1 - DAMPING) * w_x + DAMPING * new_x
@@ -291,13 +327,13 @@ def _fits(slots: np.ndarray, occupancy: np.ndarray) -> np.ndarray:
 
 
 def _last_grant_wait(wait: np.ndarray, waits_p: np.ndarray, txn_of: np.ndarray,
-                     offsets: np.ndarray) -> np.ndarray:
+                     offsets: np.ndarray, limit: float) -> np.ndarray:
     """Per transaction, the expected longest of its requests' waits: request k waits
     d_k = wait_k / p_k with probability p_k (independently), so with the d sorted
     descending E[max] = sum_k d_k p_k prod_{l before k} (1 - p_l)."""
     p = np.clip(waits_p, 0.0, 0.999)
     with np.errstate(divide="ignore", invalid="ignore"):
-        d = np.where(p > 0, wait / np.maximum(p, 1e-300), 0.0)
+        d = np.where(p > 0, np.minimum(wait / np.maximum(p, 1e-300), limit), 0.0)
     order = np.lexsort((-d, txn_of))
     d, p = d[order], p[order]
     log_q = np.log1p(-p)
@@ -307,11 +343,21 @@ def _last_grant_wait(wait: np.ndarray, waits_p: np.ndarray, txn_of: np.ndarray,
     return np.add.reduceat(d * p * np.exp(before), offsets[:-1])
 
 
-def _mean_per_lock(values: np.ndarray, lock: np.ndarray, locks: int,
-                   default: float) -> np.ndarray:
-    total = np.bincount(lock, weights=values, minlength=locks)
+def _hold_per_lock(hold: np.ndarray, excess: np.ndarray, sample: TxnSample,
+                   exclusive: bool, default: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per lock, the mean hold of its requests in one mode and the mean residual hold a
+    request finds, E[H^2] / (2 E[H]) (us), with each hold's wait for its transaction's later
+    grants (``excess``) taken as exponential: E[H^2] = H^2 + excess^2."""
+    chosen = sample.exclusive == exclusive
+    locks = len(sample.lock_ids)
+    lock = sample.lock[chosen]
     count = np.bincount(lock, minlength=locks)
-    return np.where(count > 0, total / np.maximum(count, 1), default)
+    total = np.bincount(lock, weights=hold[chosen], minlength=locks)
+    square = np.bincount(lock, weights=hold[chosen] ** 2 + excess[chosen] ** 2,
+                         minlength=locks)
+    mean = np.where(count > 0, total / np.maximum(count, 1), default)
+    resid = np.where(count > 0, square / np.maximum(2 * total, 1e-12), default / 2)
+    return mean, resid
 
 
 def _retry_us(attempt: np.ndarray, waits: np.ndarray, rack: RackTiming) -> np.ndarray:

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from netlock.cli.app import app
 from netlock.config import load_config, override_config
+from planner.closedloop import SERVER_GAIN
 from sim.plan_check import demand_trace, plan_for, relative_error, simulate_plan
 from tests.sim.helpers import CONFIGS
 
@@ -19,17 +20,32 @@ THINK_US = (0, 10, 100)
 SLOTS = (1000, 3000, 10_000, 100_000)
 SAMPLE = [("micro-exclusive", 10, 10_000), ("micro-contended", 0, 100_000),
           ("tpcc-low", 100, 100_000)]
-DSLR_MISS = pytest.mark.xfail(reason="issue 30, open: on DSLR's TPC-C the model predicts "
-                              "about 1.5x what the simulation carries (tpcc-low think 100 us, "
-                              "100K slots: 664 K against 440 K requests/s)", strict=False)
 """The points ``make test`` runs; the slow tier runs the whole grid."""
 GRID = [(w, t, s) for w in WORKLOADS for t in THINK_US for s in SLOTS]
+HOLDS = ({("tpcc-low", 100, s) for s in (1000, 10_000, 100_000)}
+         | {("tpcc-high", 10, 3000), ("micro-contended", 100, 1000), ("micro-shared", 10, 100_000)})
+"""Grid points measured within 15 % (planner/closedloop.py, "Where it errs")."""
+OPEN_MISS = pytest.mark.xfail(reason="issue 30, open: on DSLR's TPC-C the transaction model "
+                              "misses the convoys on the warehouse row (tpcc-low think 0-10 us: "
+                              "+17 % to +36 %; tpcc-high think 0/100 us: -22 % to -29 %); the "
+                              "one-lock model (planner/offered.py) leaves out the lock "
+                              "servers' path at small memories (micro-shared think 0 at 1K "
+                              "slots +175 %, micro-exclusive think 0 at 3K +84 %)", strict=False)
+
+
+def _window(workload: str) -> dict[str, float]:
+    """The measured window: TPC-C's contexts all start at once, time out together at the
+    2 ms attempt timeout and back off up to 9 x 150 us, so the steady state begins after
+    about 3.4 ms (the first 3 ms carry 20 % less than it: tpcc-low think 100 us); the
+    one-lock microbenchmarks have no attempt timeout and settle within their first ms."""
+    if workload.startswith("tpcc"):
+        return {"sim.duration_s": 0.02, "sim.warmup_s": 0.005}
+    return {"sim.duration_s": 0.003, "sim.warmup_s": 0.001}
 
 
 def _check(workload: str, think_us: float, slots: int) -> None:
     cfg = override_config(load_config(CONFIGS / f"{workload}.yaml"), {
-        "workload.think_time_us": think_us, "sim.duration_s": 0.003, "sim.warmup_s": 0.001,
-        "sim.engine": "fast"})
+        "workload.think_time_us": think_us, **_window(workload), "sim.engine": "fast"})
     report = plan_for(cfg, demand_trace(cfg, 100_000), slots)
     assert report.plan.summary.rates.startswith("closed-loop")
     got = simulate_plan(cfg, report, max(report.plan.summary.servers_needed, 1))
@@ -42,19 +58,33 @@ def _check(workload: str, think_us: float, slots: int) -> None:
                                  f"simulated {got.simulated_switch_rps:,.0f}")
 
 
-@pytest.mark.parametrize(("workload", "think_us", "slots"), [
-    pytest.param(*p, marks=DSLR_MISS) if p[0].startswith("tpcc") else p for p in SAMPLE])
+@pytest.mark.parametrize(("workload", "think_us", "slots"), SAMPLE)
 def test_the_plan_predicts_what_the_simulation_of_it_carries(workload, think_us, slots):
     _check(workload, think_us, slots)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(run=False, reason="issue 30, open: the model still misses 15 % at several "
-                   "points (TPC-C at 1K-3K slots, tpcc-high at 100K); run with --runxfail")
-@pytest.mark.parametrize(("workload", "think_us", "slots"),
-                         [p for p in GRID if p not in SAMPLE])
+@pytest.mark.parametrize(("workload", "think_us", "slots"), [
+    p if p in HOLDS else pytest.param(*p, marks=OPEN_MISS)
+    for p in GRID if p not in SAMPLE])
 def test_the_whole_grid_within_tolerance(workload, think_us, slots):
     _check(workload, think_us, slots)
+
+
+def test_one_more_server_than_servers_needed_adds_less_than_the_gain():
+    """Issue 30's rule checked by simulation: with one core per lock server (0.44 us of CPU
+    per request) DSLR's TPC-C at think 0 and 1K slots sends most requests to the servers,
+    and the model asks for k servers; k + 1 must carry less than 5 % more than k."""
+    cfg = override_config(load_config(CONFIGS / "tpcc-low.yaml"), {
+        "workload.think_time_us": 0, "servers.cores": 1, "sim.duration_s": 0.01,
+        "sim.warmup_s": 0.005, "sim.engine": "fast"})
+    report = plan_for(cfg, demand_trace(cfg, 100_000), 1000)
+    k = report.plan.summary.servers_needed
+    assert k >= 2  # the model finds one server's CPU binding
+    at_k, more = (simulate_plan(cfg, report, n) for n in (k, k + 1))
+    for got in (at_k, more):
+        assert got.violations == 0 and got.stalled == 0
+    assert more.simulated_total_rps < (1 + SERVER_GAIN) * at_k.simulated_total_rps
 
 
 SMALL = ["--requests", "20000", "--duration-s", "0.001", "--max-slots", "3000",
