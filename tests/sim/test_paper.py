@@ -84,7 +84,7 @@ def test_set_overrides_every_point_and_the_recorded_command_says_so(monkeypatch,
 
     seen = {}
 
-    def fake_points(experiment, workers, progress=None):
+    def fake_points(experiment, workers, progress=None, max_wall_s=None):
         seen["atomic"] = {p.config.manager.rdma.atomic_us for p in experiment.points}
         raise typer.Exit(0)
 
