@@ -24,28 +24,26 @@ from typing import Any
 import numpy as np
 
 from netlock.client import SEND_WINDOW_US, SKIP_LIMIT, open_loop_send_at, open_loop_skips
-from netlock.lockserver import txburst
 from sim.client_inputs import ClientParams, SimpyRack, TxnSource
 from sim.clients import Client
 from sim.engine import RELEASE, Req
 from sim.network import Machine
+from sim.tx_bursts import TxBursts
 from sim.workloads.base import WorkloadGenerator
 
 
 class OpenLoopClient(Client):
     """One open-loop context: its send schedule and the locks it waits for."""
 
-    __slots__ = ("busy", "limit", "rx_burst", "rx_cores", "rx_drain_us", "rx_tx", "rx_waiting",
-                 "sent", "skip_held", "window")
+    __slots__ = ("busy", "limit", "rx_bursts", "rx_cores", "sent", "skip_held", "window")
 
     def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int, limit: int,
                  skip_held: bool, rx: tuple[int, int, float] = (1, 1, 0.0),
                  window_us: float = -SEND_WINDOW_US) -> None:
         super().__init__(cid, rack, machine, txns, params, tenant, priority)
-        self.rx_cores, self.rx_burst, self.rx_drain_us = rx
-        self.rx_tx = txburst.new_cores(1, self.rx_cores)
-        self.rx_waiting: list[list[Req]] = [[] for _ in range(self.rx_cores)]
+        self.rx_cores, burst, drain_us = rx
+        self.rx_bursts = TxBursts(self.rx_cores, burst, drain_us, self.at, self.send_burst)
         self.limit = limit
         self.skip_held = skip_held
         self.busy: dict[int, int] = {}
@@ -117,27 +115,7 @@ class OpenLoopClient(Client):
         """The receiving core of ``req`` (chosen: its lock id modulo the context's cores)
         sends its release through its TX burst (``client.c`` lines 915-918 and 837-840:
         ``enqueue_pkt``, drained every 10 us; :mod:`netlock.lockserver.txburst`)."""
-        core = req.lock % self.rx_cores
-        tx = self.rx_tx
-        if txburst.overdue(tx, 0, core, now):
-            self._flush(core, float(tx[0, core, txburst.TX_DUE]))
-        self.rx_waiting[core].append(req)
-        outcome = txburst.add(tx, 0, core, now, self.rx_burst, self.rx_drain_us)
-        if outcome == txburst.FULL:
-            self._flush(core, now)
-        elif outcome == txburst.OPENED:
-            self.at(float(tx[0, core, txburst.TX_DUE]), self.drain, core,
-                    int(tx[0, core, txburst.TX_SEQ]))
-
-    def _flush(self, core: int, t: float) -> None:
-        packets, self.rx_waiting[core] = self.rx_waiting[core], []
-        txburst.close(self.rx_tx, 0, core)
-        self.send_burst(packets, t)
-
-    def drain(self, core: int, seq: int) -> None:
-        """A receiving core's drain timer fires for its burst ``seq``."""
-        if txburst.drains(self.rx_tx, 0, core, seq):
-            self._flush(core, float(self.rx_tx[0, core, txburst.TX_DUE]))
+        self.rx_bursts.add(req.lock % self.rx_cores, req, now)
 
     def on_denied(self, req: Req) -> None:
         """No lock manager an open loop runs against refuses requests."""

@@ -25,13 +25,14 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from netlock.failover import Grace
-from netlock.lockserver import LockServer, txburst
+from netlock.lockserver import LockServer
 from netlock.lockserver.rss import rss_core
 from netlock.lockserver.rxring import ring_full
 from netlock.packets import Action, LockRequest
 from sim.core.allocation import Partition
 from sim.engine import Engine
 from sim.network import Link
+from sim.tx_bursts import TxBursts
 
 _rss_core = getattr(rss_core, "py_func", rss_core)
 """Called per packet from Python: the rule's Python body, not a compiled call."""
@@ -70,10 +71,8 @@ class ServerNode:
         self.packets = 0
         self.busy_us = 0.0
         self.grace = Grace(manager.partition.owner)
-        self.tx_burst = tx_burst
-        self.tx_drain_us = tx_drain_us
-        self.tx = txburst.new_cores(1, cores)
-        self.tx_buffer: list[list[Any]] = [[] for _ in range(cores)]
+        self.bursts = TxBursts(cores, tx_burst, tx_drain_us, manager.engine.call_at,
+                               self._depart)
         self.rx_ring = rx_ring
         self.rx_drops = 0
 
@@ -140,26 +139,9 @@ class ServerNode:
         if core < 0:
             self.m.server_send(self, packet, t)
             return
-        tx = self.tx
-        if txburst.overdue(tx, 0, core, t):
-            self._flush(core, float(tx[0, core, txburst.TX_DUE]))
-        self.tx_buffer[core].append(packet)
-        outcome = txburst.add(tx, 0, core, t, self.tx_burst, self.tx_drain_us)
-        if outcome == txburst.FULL:
-            self._flush(core, t)
-        elif outcome == txburst.OPENED:
-            self.m.engine.call_at(float(tx[0, core, txburst.TX_DUE]), self.drain, core,
-                                  int(tx[0, core, txburst.TX_SEQ]))
+        self.bursts.add(core, packet, t)
 
-    def drain(self, core: int, seq: int) -> None:
-        """Core ``core``'s drain timer fires for burst ``seq``."""
-        if txburst.drains(self.tx, 0, core, seq):
-            self._flush(core, float(self.tx[0, core, txburst.TX_DUE]))
-
-    def _flush(self, core: int, depart: float) -> None:
-        packets = self.tx_buffer[core]
-        self.tx_buffer[core] = []
-        txburst.close(self.tx, 0, core)
+    def _depart(self, packets: list[Any], depart: float) -> None:
         for packet in packets:
             self.m.server_send(self, packet, depart)
 
@@ -170,8 +152,6 @@ class ServerNode:
 
     def fail(self) -> None:
         self.alive = False
-        for core in range(self.cores):
-            self.tx_buffer[core] = []
-            txburst.close(self.tx, 0, core)
+        self.bursts.drop()
         self.state.fail()
         self.grace.clear()
