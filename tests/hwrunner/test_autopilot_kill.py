@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +24,7 @@ import pytest
 from hwrunner.emulator_state import load_state
 from hwrunner.profile import load_profile
 from hwrunner.readback import check_layout, read_live
+from tests.hwrunner.kills import signal_at_step
 
 NETLOCK = str(Path(sys.executable).parent / "netlock")
 SHIFT = 2000
@@ -77,21 +77,9 @@ def kill_autopilot(folder: Path, n: int, sig: signal.Signals, when: str | int,
     with log.open("w") as err:
         proc = subprocess.Popen(autopilot(state.name), cwd=folder, stdout=subprocess.DEVNULL,
                                 stderr=err)
-    deadline = time.monotonic() + 300
-    while proc.poll() is None and time.monotonic() < deadline:
-        if when == "migrated" and "migrated" in log.read_text():
-            break
-        if isinstance(when, int):
-            try:
-                if json.loads(journal.read_text())["step"] >= when:
-                    break
-            except (OSError, ValueError, KeyError):
-                pass
-        time.sleep(0.001)
-    time.sleep(delay_s)
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    code = proc.wait(timeout=300)
+    code = signal_at_step(proc, journal, when if isinstance(when, int) else None, sig,
+                          delay_s, 300, lambda: when == "migrated" and "migrated" in
+                          log.read_text())
     return code, log.read_text(), layout_ids(state)
 
 

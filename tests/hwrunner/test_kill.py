@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +26,7 @@ from hwrunner.readback import check_layout
 from hwrunner.switch_contents import diff, layout_for
 from netlock.plan import Plan
 from netlock.plan_io import save_plan
+from tests.hwrunner.kills import signal_at_step
 from tests.hwrunner.plans import make_plan
 
 NETLOCK = str(Path(sys.executable).parent / "netlock")
@@ -54,21 +54,9 @@ def kill_during_push(plan: Path, state: Path, step: int, delay_s: float, sig: in
                      cwd: Path) -> int:
     """Start ``netlock push PLAN --state STATE``, wait until its journal reaches ``step``, then
     ``delay_s`` more, and send ``sig``; returns the exit status."""
-    journal = Path(f"{state}.journal")
     proc = subprocess.Popen([NETLOCK, "push", str(plan), "--state", str(state)], cwd=cwd,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline:
-        try:
-            if json.loads(journal.read_text())["step"] >= step:
-                break
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.001)
-    time.sleep(delay_s)
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    return proc.wait(timeout=120)
+    return signal_at_step(proc, Path(f"{state}.journal"), step, sig, delay_s, 120)
 
 
 def kills(tmp_path: Path, locks: int, runs: list[tuple[str, int, float]]) -> list[str]:
