@@ -158,19 +158,23 @@ def test_fig14b_checks_fail_when_random_grows_or_knapsack_is_flat():
     assert held("fig14b", frame([15, 15, 15.1], [10, 10, 10.1]))[2] is False
 
 
-def test_fig13_tail_check_fails_when_random_is_worse_on_average_than_at_the_tail():
+def test_fig13_checks_fail_when_random_is_worse_on_average_than_at_the_tail_or_hits_its_cap():
     def frame(random_p99):
         return pd.DataFrame([
             {"policy.allocation": "knapsack", "switch_rps": 9.0, "throughput_rps": 10.0,
              "latency_mean_us": 10.0, "latency_p99_us": 20.0, "latency_p999_us": 30.0,
-             "violations": 0, "stalled": 0},
+             "sent_per_ms_per_machine": 400.0, "violations": 0, "stalled": 0},
             {"policy.allocation": "random", "switch_rps": 1.0, "throughput_rps": 5.0,
              "latency_mean_us": 20.0, "latency_p99_us": random_p99, "latency_p999_us": 90.0,
-             "violations": 0, "stalled": 0}])
+             "sent_per_ms_per_machine": random_sent, "violations": 0, "stalled": 0}])
 
+    random_sent = 250.0
     assert all(held("fig13", frame(80.0)))
     tail = figure("fig13").checks(frame(30.0))[3]
     assert tail.holds is False and "mean 2.00x, p99 1.50x" in tail.detail
+    random_sent = 3200.0
+    cap = figure("fig13").checks(frame(80.0))[4]
+    assert cap.holds is False and "sent 3,200 packets per ms" in cap.detail
 
 
 def test_fig9_saturation_check_fails_when_the_server_has_headroom():
