@@ -35,7 +35,7 @@ from hwrunner.driver import Driver
 from hwrunner.profile import SwitchProfile
 from hwrunner.push import Checkpoint, Pacer, PushOptions, PushResult, WallPacer, push
 from hwrunner.readback import read_live
-from hwrunner.servers import LockServers, NoLockServers
+from hwrunner.server_handover import LockServers, NoLockServers
 from hwrunner.stats import read_stats
 from netlock.errors import ConfigError, TargetError
 from netlock.plan import Plan, SwitchEntries

@@ -22,7 +22,7 @@ import numpy as np
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.profile import SwitchProfile, load_profile
 from hwrunner.push import PushResult, push
-from hwrunner.servers import NoLockServers
+from hwrunner.server_handover import NoLockServers
 from netlock.bench import BenchResult, meets
 from netlock.geometry import SwitchGeometry
 from netlock.plan import PartitionRange, Plan, PlanInputs, PlanSummary, SwitchEntries

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from hwrunner.bfrt_info import REGISTER_INDEX, Schema, Table, load_schema
 from hwrunner.bfrt_schema import (
     check_against_device,
     device_schema,
@@ -47,7 +48,6 @@ from hwrunner.operations import (
 )
 from hwrunner.profile import SwitchProfile, shipped_profiles
 from hwrunner.profile_choice import check_profile, choose_profile
-from hwrunner.schema import REGISTER_INDEX, Schema, Table, load_schema
 from netlock.errors import TargetError
 
 ALL_PIPES = 0xFFFF

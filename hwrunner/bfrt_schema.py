@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hwrunner.bfrt_info import MATCH_ACTION, REGISTER, REGISTER_INDEX, Field, Schema, Table
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import MATCH_ACTION, REGISTER, REGISTER_INDEX, Field, Schema, Table
 from netlock.errors import TargetError
 
 

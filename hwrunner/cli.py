@@ -15,10 +15,10 @@ from hwrunner.compile import render_program
 from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch
+from hwrunner.packet_replay import Replay, ReplayPacer, load_requests
 from hwrunner.profile import OPTIONAL_LOCK_REGISTERS, SwitchProfile, shipped_profiles
 from hwrunner.push import PushOptions, PushResult, prepare, push, resume
-from hwrunner.replay import Replay, ReplayPacer, load_requests
-from hwrunner.servers import NoLockServers
+from hwrunner.server_handover import NoLockServers
 from hwrunner.statelock import writers
 from hwrunner.stats import (
     read_server_counters,

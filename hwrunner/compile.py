@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hwrunner.bfrt_info import MATCH_PRIORITY
 from hwrunner.operations import (
     DataColumn,
     EntryAdd,
@@ -49,7 +50,6 @@ from hwrunner.operations import (
     count_rows,
 )
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import MATCH_PRIORITY
 from hwrunner.switch_contents import Layout, Migration
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange

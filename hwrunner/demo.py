@@ -22,7 +22,7 @@ from netlock.cli.common import emit_json, guarded, parse_sets
 from netlock.cli.console import console
 from netlock.config import Config, load_config, override_config
 from netlock.errors import ConfigError
-from netlock.rack import ReplayResult, TimelessRack, replay_trace
+from netlock.timeless_rack import ReplayResult, TimelessRack, replay_trace
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 DEMO_CONFIG = CONFIGS / "demo.yaml"
@@ -56,8 +56,8 @@ def run_demo(cfg: Config, out: Path, requests: int, log: Console) -> DemoResult:
     from netlock.trace import read_trace, trace_digest, write_trace
     from planner import settings
     from planner.planning import make_plan
-    from sim.fast.model import check_supported
-    from sim.run import run_engine
+    from sim.fast.fast_model import check_supported
+    from sim.run_engine import run_engine
     from sim.workloads.tracegen import trace_from_config
 
     t0 = time.perf_counter()

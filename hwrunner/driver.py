@@ -17,9 +17,9 @@ from typing import Protocol
 
 import numpy as np
 
+from hwrunner.bfrt_info import Schema
 from hwrunner.operations import EntryAdd, Operation
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import Schema
 
 
 class Driver(Protocol):

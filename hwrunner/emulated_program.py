@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hwrunner.bfrt_info import Field, Schema, Table, match_table, register_table
 from hwrunner.operations import (
     DataColumn,
     EntryAdd,
@@ -22,7 +23,6 @@ from hwrunner.operations import (
     RegisterWrite,
 )
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import Field, Schema, Table, match_table, register_table
 from hwrunner.validate import validate_operation
 from netlock.errors import TargetError
 

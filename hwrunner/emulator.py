@@ -31,12 +31,12 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from hwrunner.bfrt_info import MATCH_PRIORITY, Schema, Table
 from hwrunner.emulated_program import EmulatedProgram, emulated_schema
 from hwrunner.operations import EntryAdd, EntryDelete, EntryModify, Operation, RegisterWrite
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import MATCH_PRIORITY, Schema, Table
 from netlock.dataplane import ControlPlaneError, SwitchDataPlane
-from netlock.dataplane.layout import (
+from netlock.dataplane.registers import (
     L_EXCLUSIVE,
     L_LOCK_ID,
     L_PAUSED,

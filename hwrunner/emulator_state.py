@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from hwrunner.bfrt_info import Schema, Table
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import Schema, Table
 from netlock import atomic
 from netlock.errors import TargetError
 from netlock.geometry import SwitchGeometry

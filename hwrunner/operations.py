@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hwrunner.schema import REGISTER_INDEX
+from hwrunner.bfrt_info import REGISTER_INDEX
 
 _INT = np.int64
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from hwrunner.bfrt_info import Schema
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import Schema
 from hwrunner.validate import validate_profile
 from netlock.errors import TargetError
 

@@ -47,7 +47,7 @@ from hwrunner.journal import (
 from hwrunner.operations import Operation
 from hwrunner.profile import SwitchProfile
 from hwrunner.readback import check_layout, check_writes, read_live, read_partition
-from hwrunner.servers import LockServers, NoLockServers
+from hwrunner.server_handover import LockServers, NoLockServers
 from hwrunner.switch_contents import Layout, diff, layout_for
 from hwrunner.validate import validate_operations
 from netlock.errors import TargetError

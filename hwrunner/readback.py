@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hwrunner.bfrt_info import MATCH_PRIORITY
 from hwrunner.compile import partition_entries
 from hwrunner.driver import Driver, same_on_all_pipes
 from hwrunner.operations import EntryAdd, Operation, RegisterWrite, ipv4
 from hwrunner.profile import SwitchProfile
-from hwrunner.schema import MATCH_PRIORITY
 from hwrunner.switch_contents import Layout, decode_partition
 
 MAX_REPORTED = 5

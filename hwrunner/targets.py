@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hwrunner.bfrt_driver import BfrtDriver, parse_address
+from hwrunner.bfrt_info import load_schema
 from hwrunner.driver import Driver
 from hwrunner.emulator import TARGET as EMULATOR
 from hwrunner.emulator import EmulatedSwitch, emulator_geometry
@@ -25,8 +26,7 @@ from hwrunner.profile import (
 )
 from hwrunner.profile_choice import check_profile
 from hwrunner.push import PushOptions, PushResult, push
-from hwrunner.schema import load_schema
-from hwrunner.servers import LockServers
+from hwrunner.server_handover import LockServers
 from hwrunner.statelock import writers
 from netlock.errors import TargetError
 from netlock.geometry import RegisterArray, SwitchGeometry

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from hwrunner.bfrt_info import MATCH_PRIORITY, Schema, Table
 from hwrunner.operations import EntryDelete, Operation, RegisterWrite
 from hwrunner.profile import RegisterField, SwitchProfile
-from hwrunner.schema import MATCH_PRIORITY, Schema, Table
 from netlock.errors import TargetError
 
 _MATCH = {"exact": "Exact", "ternary": "Ternary", "range": "Range"}

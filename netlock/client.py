@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from netlock.dataplane._jit import jitable
+from netlock.dataplane._kernel_jit import jitable
 
 MASK32 = 0xFFFFFFFF
 NOT_HELD = -2

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from netlock.dataplane._jit import kernel
+from netlock.dataplane._kernel_jit import kernel
 
 NO_RANGES = np.zeros(0, dtype=np.int64)
 """``his`` and ``owners`` of a hash partition."""

@@ -30,8 +30,8 @@ from netlock.bench import BenchResult
 from netlock.config import Config, config_from_dict
 from sim.baseline import run_baseline
 from sim.core.pilot import forget_pilots
-from sim.model import build
-from sim.simulate import summarise
+from sim.simpy_model import build
+from sim.simulate_simpy import summarise
 
 SUITE = "sim"
 TARGET_SPEEDUP = 2.0

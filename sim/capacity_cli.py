@@ -32,7 +32,7 @@ def verify(config: Config, plan: Plan, servers: int) -> dict[str, Any]:
     import tempfile
 
     from netlock.plan_io import save_plan
-    from sim.run import run_engine
+    from sim.run_engine import run_engine
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "plan.yaml"

@@ -39,7 +39,7 @@ from sim.core.budget import EXIT_CODE as BUDGET_EXIT
 from sim.core.budget import check_max_wall_s, stopped_line
 from sim.footprint import run_needs
 from sim.plots import plot_sweep
-from sim.run import run_engine
+from sim.run_engine import run_engine
 from sim.sweep import Provenance, claim_out, grid_points, parse_grid, run_sweep
 
 
@@ -90,7 +90,7 @@ def _engine(configs: list[Config], flag: EngineChoice) -> tuple[str, str]:
     engine meanwhile)."""
     if flag is not EngineChoice.auto:
         return flag.value, ""
-    from sim.fast.model import check_supported
+    from sim.fast.fast_model import check_supported
 
     try:
         for config in configs:
@@ -167,7 +167,7 @@ def sim_command(
 def check_fast_engine_models(configs: list[Config]) -> None:
     """Refuse ``configs`` the fast engine does not model before anything is compiled or
     written."""
-    from sim.fast.model import check_supported
+    from sim.fast.fast_model import check_supported
 
     for config in configs:
         check_supported(config)
@@ -176,7 +176,7 @@ def check_fast_engine_models(configs: list[Config]) -> None:
 def compile_fast_engine() -> None:
     """Compile the fast engine into numba's cache now if it is not there, saying so (the
     first run on a machine sits minutes in the compiler; later ones load it in a second)."""
-    from sim.fast._jit import cache_is_cold
+    from sim.fast._fast_jit import cache_is_cold
 
     if not cache_is_cold():
         return

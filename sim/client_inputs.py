@@ -99,7 +99,7 @@ class TxnSource:
 
 class SimpyRack:
     """What a client needs from the rest of the model: clock, network, recorder, and the
-    lock manager's entry point (:class:`sim.managers.base.LockManager`): its
+    lock manager's entry point (:class:`sim.managers.interface.LockManager`): its
     ``packet_handlers``, ``entry_hops`` (1: packets cross a hop to the ToR; 0: the manager
     runs in the client's own library) and, if it has one, its ``backoff_us(client)`` rule
     for the wait before an aborted transaction is retried (else the client's rule of

@@ -52,10 +52,10 @@ from sim.bench import (
     timed_phases,
 )
 from sim.core.pilot import forget_pilots
-from sim.fast.simulate import build, simulate_fast, summarise
+from sim.fast.simulate_fast import build, simulate_fast, summarise
 from sim.native.reference import NativeLoop, compiler
-from sim.paper.spec import CONFIG_DIR
-from sim.simulate import simulate
+from sim.paper.experiment_file import CONFIG_DIR
+from sim.simulate_simpy import simulate
 
 SUITE = "sim-fast"
 TARGET_RPS = 6_000_000.0
@@ -166,7 +166,7 @@ def first_load_s() -> float:
 def cold_compile_s() -> tuple[float, float]:
     """(CPU seconds, wall seconds) to compile the fast engine from scratch: a child process
     with an empty cache."""
-    code = ("from sim.bench import micro_config; from sim.fast.simulate import simulate_fast; "
+    code = ("from sim.bench import micro_config; from sim.fast.simulate_fast import simulate_fast; "
             "simulate_fast(micro_config(0.0002))")
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}

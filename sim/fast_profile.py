@@ -106,7 +106,7 @@ def profile(cfg: Config, asm: int) -> str:
     """Profile the event loop of a run of ``cfg``; the report as text."""
     objects = _capture_objects()
     from sim.fast import loop
-    from sim.fast.simulate import build
+    from sim.fast.simulate_fast import build
 
     end_us = cfg.sim.end_s * 1e6
     first = build(cfg)

@@ -5,7 +5,7 @@ with their shapes taken from the engines' own constants, so that ``netlock confi
 ``sim``, ``sweep`` and ``trace gen`` refuse a config that cannot fit in memory
 (:func:`netlock.memory.check_fits`) before any of it is allocated:
 
-- per client, fast engine (:func:`sim.fast.model.assemble`): the client rows (``ci``,
+- per client, fast engine (:func:`sim.fast.fast_model.assemble`): the client rows (``ci``,
   ``cf``), its held and current locks, its next ``txn_batch`` transactions (``tx_*``), and
   its share of the request pool, event heap, hop delays, lock-server queues and recorder
   rows, all sized as multiples of the clients' most locks in flight (a timed trace replay
@@ -16,7 +16,7 @@ with their shapes taken from the engines' own constants, so that ``netlock confi
 - per lock of the microbenchmark: its popularity and the plan's columns over every lock it
   can draw (:func:`sim.core.allocation.every_lock`, about 13 eight-byte columns), plus the Zipf
   sampler's cumulative distribution (two eight-byte columns while it is built);
-- per switch slot: the data plane's register arrays (:mod:`netlock.dataplane.layout`).
+- per switch slot: the data plane's register arrays (:mod:`netlock.dataplane.registers`).
 
 These are the arrays that stand for the whole run: what a run records (its granted requests,
 its warm-up trace) grows with simulated time and comes on top, so the check refuses the runs
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from netlock.config import Config
 from netlock.config.derived import most_locks_per_txn
-from netlock.dataplane.layout import N_LOCK_COLS, N_OUT_COLS, N_REGION_COLS, N_SLOT_COLS
-from netlock.lockserver.layout import N_LK, N_NODE, N_Q
+from netlock.dataplane.registers import N_LOCK_COLS, N_OUT_COLS, N_REGION_COLS, N_SLOT_COLS
+from netlock.lockserver.server_state import N_LK, N_NODE, N_Q
 from netlock.memory import Need
 from sim.core.rows import TXN_BATCH, TXN_DTYPE, USE_DTYPE
 from sim.fast.state import N_CF, N_CI, N_RF, N_RI, txn_batch
@@ -57,7 +57,7 @@ def txn_locks(config: Config) -> int:
 
 def fast_client_bytes(longest: int, priorities: int) -> int:
     """Bytes the fast engine allocates per client whose transactions take up to ``longest``
-    locks (the shapes of :func:`sim.fast.model.assemble`)."""
+    locks (the shapes of :func:`sim.fast.fast_model.assemble`)."""
     batch = txn_batch(longest)
     rows = (N_CI + N_CF + 3 * longest) * WORD + batch * (longest * (WORD + 1) + 4)
     in_flight = longest + 2

@@ -19,7 +19,7 @@ from netlock.plan_io import save_plan
 from netlock.trace import Trace, transaction_keys
 from planner import settings
 from planner.planning import PlanReport, make_plan
-from sim.run import run_engine
+from sim.run_engine import run_engine
 from sim.workloads.tracegen import trace_from_config
 
 TRACE_REQUESTS = 200_000

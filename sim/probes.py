@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.managers.netlock_rack.switch import SwitchProbe
-from sim.model import Model
+from sim.managers.netlock_rack.switch_pipeline import SwitchProbe
+from sim.simpy_model import Model
 
 
 @dataclass(frozen=True)

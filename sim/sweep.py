@@ -48,7 +48,7 @@ from netlock.config.overrides import parse_override
 from netlock.errors import ConfigError, NetlockError
 from netlock.inputs import load_json
 from sim.core.budget import require_whole
-from sim.run import run_engine
+from sim.run_engine import run_engine
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
                    "retries", "violations", "stalled", "granted", "wall_s", "events")

@@ -186,7 +186,7 @@ def _listed(wrong: list[Arrow]) -> str:
 
 def test_the_neutral_layer_imports_no_engine(graph: list[Arrow]) -> None:
     """``sim.core`` and ``sim.workloads`` import only ``netlock``, ``planner`` and each
-    other: nothing of either engine (``sim.model``, ``sim.clients``, ``sim.engine``,
+    other: nothing of either engine (``sim.simpy_model``, ``sim.clients``, ``sim.engine``,
     ``sim.managers``, ``sim.fast``, ...), nor anything that could lead to one."""
     wrong = outside(graph, NEUTRAL, ("netlock", "planner", *NEUTRAL))
     assert not wrong, "the engine-neutral layer imports above itself:\n" + _listed(wrong)

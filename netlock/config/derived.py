@@ -1,6 +1,6 @@
 """Values a run derives from several config keys, with the one rule they impose (the lease).
 
-Both engines (through :mod:`sim.core.spec`), the footprint estimate and ``netlock config
+Both engines (through :mod:`sim.core.run_spec`), the footprint estimate and ``netlock config
 check`` read them here, so that ``config check`` refuses what ``sim`` refuses and the most
 locks a transaction takes has one answer. Times are us.
 """

@@ -11,8 +11,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from netlock.config.cross_field import first_problem
 from netlock.config.overrides import apply_overrides, parse_override, path_keys
-from netlock.config.rules import first_problem
 from netlock.config.schema import Config
 from netlock.config.typed import Problem, build
 from netlock.config.yamlio import (

@@ -4,7 +4,7 @@ These dataclasses are the reference for every config key: the type, the default,
 allowed range and the help text (with units) are declared here and nowhere else.
 ``netlock config keys`` prints them. Defaults describe the paper's testbed (design notes,
 "Testbed parameters"); the loader (:mod:`netlock.config.load`) checks types, ranges and
-unknown keys, and :mod:`netlock.config.rules` the rules that tie several keys together.
+unknown keys, and :mod:`netlock.config.cross_field` the rules that tie several keys together.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ this package (:mod:`.layout`, :mod:`._jit`) does not compile the kernels or impo
 
 from typing import Any
 
-from netlock.dataplane._jit import JIT_ENABLED, kernel
+from netlock.dataplane._kernel_jit import JIT_ENABLED, kernel
 
 __all__ = ["JIT_ENABLED", "ControlPlaneError", "Outcome", "SwitchDataPlane", "kernel"]
 _SWITCH = ("ControlPlaneError", "Outcome", "SwitchDataPlane")

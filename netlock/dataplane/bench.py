@@ -11,8 +11,8 @@ import numpy as np
 
 from netlock.bench import BenchResult, median_time_s
 from netlock.dataplane import kernels
-from netlock.dataplane._jit import JIT_ENABLED, kernel
-from netlock.dataplane.layout import O_SLOT
+from netlock.dataplane._kernel_jit import JIT_ENABLED, kernel
+from netlock.dataplane.registers import O_SLOT
 from netlock.dataplane.switch import SwitchDataPlane
 from netlock.geometry import SwitchGeometry
 from netlock.packets import LockRequest, Mode, Op

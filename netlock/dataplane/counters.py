@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from netlock.dataplane.layout import (
+from netlock.dataplane.registers import (
     C_HEADER,
     C_TRACE_FULL,
     C_TRACE_LEN,

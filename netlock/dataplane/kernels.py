@@ -1,6 +1,6 @@
 """NetLock's switch data plane (Algorithm 2 with overflow, priorities, quotas, leases).
 
-The rules are written once here, as kernels over the arrays of :mod:`netlock.dataplane.layout`.
+The rules are written once here, as kernels over the arrays of :mod:`netlock.dataplane.registers`.
 A kernel processes one packet, writes its outcomes as rows of ``out`` (columns ``O_*``) and
 returns the row count; ``ctl[C_PASSES]`` then holds the pipeline passes it took.
 
@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from netlock.dataplane._jit import kernel, kernel_inline
-from netlock.dataplane.layout import (
+from netlock.dataplane._kernel_jit import kernel, kernel_inline
+from netlock.dataplane.compatibility import compatible, effective_class
+from netlock.dataplane.registers import (
     C_EXPIRED,
     C_HEADER,
     C_LOCK_ROWS,
@@ -90,7 +91,6 @@ from netlock.dataplane.layout import (
     T_COUNT,
     T_QUOTA,
 )
-from netlock.dataplane.rules import compatible, effective_class
 from netlock.packets import ACQUIRE, EXCLUSIVE, SHARED, ActionKind, DropReason
 
 GRANT = int(ActionKind.GRANT)

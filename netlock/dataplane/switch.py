@@ -7,7 +7,7 @@ call the kernels directly on :meth:`SwitchDataPlane.arrays` with :meth:`lock_ind
 
 Requests that a GRANT action returns carry the priority class whose queue held them;
 a client's release must carry that priority (it is the request's own priority unless
-the lock has no queue in that class, see :func:`netlock.dataplane.rules.effective_class`).
+the lock has no queue in that class, see :func:`netlock.dataplane.compatibility.effective_class`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from netlock.dataplane import kernels
 from netlock.dataplane.counters import SwitchCounters
-from netlock.dataplane.layout import (
+from netlock.dataplane.registers import (
     C_EXPIRED,
     C_HEADER,
     C_LOCK_ROWS,

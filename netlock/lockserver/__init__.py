@@ -8,7 +8,7 @@
 - :mod:`.server`: :class:`LockServer`, one server's arrays behind a readable API, with its
   control plane.
 
-The simpy engine, the hardware runner and :mod:`netlock.rack` use :class:`LockServer`; the
+The simpy engine, the hardware runner and :mod:`netlock.timeless_rack` use :class:`LockServer`; the
 fast engine calls the kernels on one state holding all of its rack's servers.
 
 :class:`LockServer` and :class:`Handoff` are imported on first use (PEP 562), so that
@@ -17,7 +17,7 @@ importing :mod:`.layout` for its constants does not compile the kernels or impor
 
 from typing import Any
 
-from netlock.dataplane._jit import JIT_ENABLED
+from netlock.dataplane._kernel_jit import JIT_ENABLED
 
 __all__ = ["JIT_ENABLED", "Handoff", "LockServer"]
 _SERVER = ("Handoff", "LockServer")

@@ -4,16 +4,16 @@ The lock servers' kernels map each lock id they meet to a dense index with it (t
 engine also keeps the switch's lock table above its dense range in one). Keys are lock ids
 (>= 0); ``-1`` marks an empty cell. Linear probing from a multiplicative hash; :func:`remove`
 deletes by shifting the entries behind back (no tombstones), for lock servers that recycle
-idle locks' dense indices (:func:`netlock.lockserver.layout.new_server_state`). The capacity is a
-power of two and is kept at least twice the entry count by the caller (:func:`grown`), so
-probes stay short.
+idle locks' dense indices (:func:`netlock.lockserver.server_state.new_server_state`). The
+capacity is a power of two and is kept at least twice the entry count by the caller
+(:func:`grown`), so probes stay short.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from netlock.lockserver._jit import kernel
+from netlock.lockserver._server_jit import kernel
 
 EMPTY = -1
 _MULT = 0x9E3779B97F4A7C15 >> 1

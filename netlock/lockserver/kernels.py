@@ -9,7 +9,7 @@ The rules (paper section 4.3):
 
 - a lock **not in the switch** is served here: its requests wait FIFO per priority class
   and are granted highest class first under the switch's compatibility rule
-  (:func:`netlock.dataplane.rules.compatible`), stopping at the first request that must
+  (:func:`netlock.dataplane.compatibility.compatible`), stopping at the first request that must
   wait (it blocks everything behind it, in its class and every lower one); nothing is
   granted while the lock is frozen (moving into the switch) or while the lock's range
   moves between servers (a failed server's heir holds acquires aside itself:
@@ -31,10 +31,10 @@ The rules (paper section 4.3):
 
 from __future__ import annotations
 
-from netlock.dataplane.rules import compatible, effective_class
-from netlock.lockserver._jit import kernel, step_kernel
+from netlock.dataplane.compatibility import compatible, effective_class
+from netlock.lockserver._server_jit import kernel, step_kernel
 from netlock.lockserver.hashmap import lookup
-from netlock.lockserver.layout import (
+from netlock.lockserver.server_state import (
     ARRIVING,
     CN_EXPIRED,
     CN_MOVES,
@@ -270,7 +270,7 @@ def take_over(st: ServerState, server: int, lock: int, now_us: int) -> int:
 def hand_over(st: ServerState, server: int, lock: int, class_mask: int, classes: int) -> int:
     """``lock`` (no holders) moves into the switch, which gives it the classes of
     ``class_mask`` (of ``classes``): its waiting requests become ``q2`` of the class the
-    switch uses for each (:func:`netlock.dataplane.rules.effective_class`), marked overflow;
+    switch uses for each (:func:`netlock.dataplane.compatibility.effective_class`), marked overflow;
     the lock is resident from now on. The lock's dense index."""
     d = dense_index(st, lock, server)
     node = st.node

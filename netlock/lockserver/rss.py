@@ -10,7 +10,7 @@ which core (the constant is the model's, not the NIC's). Both engines use this o
 
 from __future__ import annotations
 
-from netlock.lockserver._jit import kernel
+from netlock.lockserver._server_jit import kernel
 
 RSS_MULTIPLIER = 0x9E3779B1
 """2^32 / the golden ratio: consecutive lock ids land on well-spread cores."""

@@ -14,7 +14,7 @@ bound.
 
 from __future__ import annotations
 
-from netlock.lockserver._jit import kernel
+from netlock.lockserver._server_jit import kernel
 
 
 @kernel

@@ -1,7 +1,7 @@
 """``LockServer``: one lock server's state behind a readable API and its control plane.
 
 The request rules live in :mod:`netlock.lockserver.kernels`; this class owns a
-:class:`netlock.lockserver.layout.ServerState` for one server, calls the kernels for every
+:class:`netlock.lockserver.server_state.ServerState` for one server, calls the kernels for every
 request and turns their action rows into :class:`netlock.packets.Action` values. Its
 control-plane operations (moving locks into and out of the switch and between servers,
 failure, the planner's counters, inspection) work on the same arrays.
@@ -10,7 +10,7 @@ A server plays two roles (paper section 4.3):
 
 - for locks **not in the switch** it queues and grants requests itself, FIFO per priority
   class, highest class first, with the same compatibility rule as the switch
-  (:mod:`netlock.dataplane.rules`); its memory is unbounded (the arrays grow);
+  (:mod:`netlock.dataplane.compatibility`); its memory is unbounded (the arrays grow);
 - for **switch-resident** locks it only buffers overflowed requests in ``q2`` per
   (lock, priority) and never grants them; a NOTIFY_SERVER(count) from the switch gets up
   to ``count`` PUSH_BACK actions from the head of ``q2``.
@@ -51,7 +51,7 @@ import numpy as np
 
 from netlock.lockserver import kernels, store
 from netlock.lockserver.hashmap import lookup
-from netlock.lockserver.layout import (
+from netlock.lockserver.server_state import (
     ARRIVING,
     CN_DENSE,
     CN_EXPIRED,

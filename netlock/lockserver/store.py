@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from netlock.lockserver import hashmap
-from netlock.lockserver._jit import step_kernel
-from netlock.lockserver.layout import (
+from netlock.lockserver._server_jit import step_kernel
+from netlock.lockserver.server_state import (
     A_CLIENT,
     A_FLAGS,
     A_KIND,

@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from netlock.lockserver._jit import kernel, step_kernel
+from netlock.lockserver._server_jit import kernel, step_kernel
 
 TX_COUNT, TX_DUE, TX_SEQ = range(3)
 N_TX = 3

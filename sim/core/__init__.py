@@ -1,6 +1,6 @@
 """The engine-neutral layer: what both simulation engines share, written once.
 
-Both the simpy engine (:mod:`sim.model`, :mod:`sim.simulate`) and the fast engine
+Both the simpy engine (:mod:`sim.simpy_model`, :mod:`sim.simulate_simpy`) and the fast engine
 (:mod:`sim.fast`) build a run from these and summarise it with them, so that neither can
 drift from the other: a run's derived parameters (:mod:`.spec`), the parts of the rack both
 build the same way (:mod:`.parts`: the clients' workload, their NIC shares, the switch data

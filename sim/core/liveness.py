@@ -10,7 +10,7 @@ its own. The lock is *idle*
 while no client uses it and no grant of it arrives (a grant that reaches a client no longer
 waiting for it, handed back at once, is an instant of use: the lock manager is working
 through the requests of attempts given up). A wait is **stalled** when, inside it, the
-lock stayed idle for longer than a bound (:func:`sim.core.spec.stall_bound_us`: a lease, the
+lock stayed idle for longer than a bound (:func:`sim.core.run_spec.stall_bound_us`: a lease, the
 lease sweep's period, a back-off and two round trips): one lost packet and the lease that
 recovers it cannot explain that, only a lock manager that lost track of a waiting request
 (a wedged lock). Times in us.

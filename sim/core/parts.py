@@ -1,8 +1,8 @@
 """The parts of a rack both engines build the same way from a config.
 
 The transactions the clients run, each client's share of its machine's NIC, and the switch
-data plane with its tenants' quotas: the simpy engine (:mod:`sim.model`) and the fast engine
-(:mod:`sim.fast.model`) each wrap these in their own state, so they are made here once.
+data plane with its tenants' quotas: the simpy engine (:mod:`sim.simpy_model`) and the fast engine
+(:mod:`sim.fast.fast_model`) each wrap these in their own state, so they are made here once.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from netlock.plan_io import load_plan
 from sim.core.allocation import Partition, Warmup, plan_from_trace, trace_from_uses
 from sim.core.budget import WallBudget, WallBudgetSpent
 from sim.core.parts import client_workload
-from sim.core.spec import RunSpec
+from sim.core.run_spec import RunSpec
 from sim.workloads.tracegen import warmup_trace
 
 PILOT_TXNS_PER_CLIENT = 20

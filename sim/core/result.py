@@ -30,8 +30,8 @@ from netlock.errors import OutputError
 from netlock.plan import Plan
 from sim.core.liveness import count_stalled
 from sim.core.metrics import Latency, plan_predicted, timeseries
+from sim.core.run_spec import stall_bound_us
 from sim.core.safety import count_violations
-from sim.core.spec import stall_bound_us
 
 Progress = Callable[[float, float], None]
 """``progress(now_us, end_us)``: how far a run has come, in simulated microseconds."""

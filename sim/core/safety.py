@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from netlock.dataplane._jit import kernel, kernel_nogil
+from netlock.dataplane._kernel_jit import kernel, kernel_nogil
 
 DIGIT_BITS = 16
 """The most bits of the lock id one counting pass sorts by."""

@@ -4,8 +4,8 @@ knapsack allocation on one skewed workload.
 
 Each is an experiment file in ``configs/paper`` (``concordia-sharing``,
 ``concordia-migration``: the config it starts from and what it varies at ``small`` and
-``full`` scale, read by :func:`sim.paper.spec.load_experiment`). :func:`run` measures every
-point (one simpy run each, in worker processes) into a table with one row per point, and
+``full`` scale, read by :func:`sim.paper.experiment_file.load_experiment`). :func:`run` measures
+every point (one simpy run each, in worker processes) into a table with one row per point, and
 the checks are the trends the seed states, tested on that table.
 """
 
@@ -22,10 +22,10 @@ from matplotlib.figure import Figure as MplFigure
 from netlock import atomic, plotstyle
 from netlock.config import Config
 from sim.paper import plotting as p
+from sim.paper.experiment_file import CONFIG_DIR, load_experiment
 from sim.paper.figure import Check, safe_and_live
 from sim.paper.provenance import commit
-from sim.paper.spec import CONFIG_DIR, load_experiment
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from sim.sweep import Point, run_each
 
 SHARING = "workload.sharing_ratio"

@@ -1,7 +1,7 @@
 """The fast simulation engine: the simpy engine's model as one compiled event loop.
 
-``simulate_fast(config) -> SimResult`` (:mod:`sim.fast.simulate`) runs the rack that
-:mod:`sim.model` describes, with the same latency components, server CPU model, client
+``simulate_fast(config) -> SimResult`` (:mod:`sim.fast.simulate_fast`) runs the rack that
+:mod:`sim.simpy_model` describes, with the same latency components, server CPU model, client
 NIC limit, leases, retries, measurement window and metrics, in a numba-compiled loop over
 numpy arrays: an array-based 4-ary heap of events (:mod:`sim.fast.heap`), the switch's
 data-plane kernels of :mod:`netlock.dataplane.kernels` and the lock-server kernels of

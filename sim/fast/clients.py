@@ -34,7 +34,7 @@ from netlock.client import (
     grant_verdict,
 )
 from sim.fast import heap
-from sim.fast._jit import fast_jit, fast_jit_inline, inlined
+from sim.fast._fast_jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.prefetch import warm_switch_rows, warm_txns
 from sim.fast.records import copy_request, fault, free_request, hop, new_request, reliable_path
 from sim.fast.state import (

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sim.fast._jit import fast_jit, fast_jit_inline, inlined
+from sim.fast._fast_jit import fast_jit, fast_jit_inline, inlined
 
 Q_SIZE = 0
 Q_SEQ = 1

@@ -3,7 +3,7 @@
 Before each event the loop checks that the pre-drawn randomness and every growable array
 have room for the worst case of one event (``room`` thresholds in ``r.pi``); when one has
 not, it returns :data:`NEEDS_SERVICE` without taking the event, and the Python side
-(:mod:`sim.fast.simulate`) refills or grows and calls :func:`run` again, which continues
+(:mod:`sim.fast.simulate_fast`) refills or grows and calls :func:`run` again, which continues
 exactly where it stopped.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from netlock.lockserver.layout import CN_DENSE, CN_NFREE
-from sim.fast import clients, heap, open_loop, rack
-from sim.fast._jit import fast_jit, fast_jit_inline, fast_jit_nogil
+from netlock.lockserver.server_state import CN_DENSE, CN_NFREE
+from sim.fast import clients, heap, open_loop, rack_arrays
+from sim.fast._fast_jit import fast_jit, fast_jit_inline, fast_jit_nogil
 from sim.fast.heap import Q_SIZE
 from sim.fast.prefetch import prefetch_row, warm_switch_slot
 from sim.fast.state import (
@@ -124,18 +124,18 @@ def run(r: RackArrays, until_us: float) -> int:
             _warm_burst(r, h.ev_a[h.slot[0]])
         _warm_after_next(r)
         if kind == E_BURST:
-            rack.switch_packets(r, a, now)
+            rack_arrays.switch_packets(r, a, now)
         elif kind == E_GRANT:
             if r.pi[I_OPEN_LIMIT]:
                 open_loop.granted(r, a, now)
             else:
                 clients.on_grant_inline(r, a, now)
         elif kind == E_SERVER:
-            rack.server_request_inline(r, a, b, now)
+            rack_arrays.server_request_inline(r, a, b, now)
         elif kind == E_NOTIFY:
-            rack.server_notified(r, a, b, now)
+            rack_arrays.server_notified(r, a, b, now)
         elif kind == E_PUSH:
-            rack.push_back(r, a, now)
+            rack_arrays.push_back(r, a, now)
         elif kind == E_TIMER:
             clients.on_timer(r, a, now)
         elif kind == E_COMMIT:
@@ -149,16 +149,16 @@ def run(r: RackArrays, until_us: float) -> int:
         elif kind == E_RESEND:
             clients.resend(r, a, now)
         elif kind == E_DRAIN:
-            rack.server_drain(r, a, b, now)
+            rack_arrays.server_drain(r, a, b, now)
         elif kind == E_OPEN:
             open_loop.send_next(r, a, b, now)
         elif kind == E_CL_DRAIN:
             open_loop.drain(r, a, b, now)
         elif kind == E_SWEEP:
-            rack.switch_expire(r, now)
-            rack.servers_expire(r, now)
+            rack_arrays.switch_expire(r, now)
+            rack_arrays.servers_expire(r, now)
             heap.push(h, now + r.pf[P_SWEEP], E_SWEEP, 0, 0)
         elif kind == E_QUOTA:
-            rack.reset_quota_window(r)
+            rack_arrays.reset_quota_window(r)
             heap.push(h, now + r.pf[P_QUOTA_WINDOW], E_QUOTA, 0, 0)
     return DONE

@@ -15,7 +15,7 @@ from __future__ import annotations
 from netlock.client import SKIP_LIMIT, open_loop_send_at, open_loop_skips
 from netlock.lockserver import txburst
 from sim.fast import heap
-from sim.fast._jit import fast_jit
+from sim.fast._fast_jit import fast_jit
 from sim.fast.clients import draw_txn, send_burst
 from sim.fast.records import free_request, new_request
 from sim.fast.state import (

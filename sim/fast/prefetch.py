@@ -19,10 +19,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from netlock.dataplane._jit import JIT_ENABLED
-from netlock.dataplane.layout import R_HEAD, R_TAIL
+from netlock.dataplane._kernel_jit import JIT_ENABLED
+from netlock.dataplane.registers import R_HEAD, R_TAIL
 from netlock.lockserver import hashmap
-from sim.fast._jit import fast_jit_inline
+from sim.fast._fast_jit import fast_jit_inline
 from sim.fast.state import CI_PRIORITY, RI_CLIENT, RI_LOCK, RI_OP, RackArrays
 
 TXN_AHEAD = 16

@@ -18,7 +18,7 @@ consumed in order. Reliable hops (the overflow protocol, data reads) never lose 
 
 from __future__ import annotations
 
-from sim.fast._jit import fast_jit, fast_jit_inline
+from sim.fast._fast_jit import fast_jit, fast_jit_inline
 from sim.fast.state import (
     IN_DEAD,
     K_BAD_FREE,

@@ -2,10 +2,10 @@
 
 One :class:`RackArrays` (a named tuple of numpy arrays, passed whole to compiled code) holds:
 
-- the switch: the data plane's arrays (:mod:`netlock.dataplane.layout`), its lock table (an
+- the switch: the data plane's arrays (:mod:`netlock.dataplane.registers`), its lock table (an
   array for the lowest lock ids, a hash map above), its pipeline's busy-until time and drop
   counters;
-- the lock servers: :class:`netlock.lockserver.layout.ServerState`, each server's cores
+- the lock servers: :class:`netlock.lockserver.server_state.ServerState`, each server's cores
   (busy-until times, TX bursts: :mod:`netlock.lockserver.txburst` rows in ``tx``, the
   buffered packets in ``tx_buf[s, core, i]`` = (TX_GRANT, request row) or (TX_PUSH, wire
   id)), links and counters, and the partition of lock ids over servers;
@@ -26,7 +26,7 @@ One :class:`RackArrays` (a named tuple of numpy arrays, passed whole to compiled
 
 Times are us (float64). Compiled code never allocates: before each event the loop checks
 that every growable array has room for the worst event, and returns to Python
-(:mod:`sim.fast.simulate`) to refill or grow when one does not.
+(:mod:`sim.fast.simulate_fast`) to refill or grow when one does not.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from netlock.lockserver.layout import ServerState
+from netlock.lockserver.server_state import ServerState
 from netlock.packets import ACQUIRE as ACQUIRE
 from netlock.packets import RELEASE as RELEASE
 

@@ -15,7 +15,7 @@ from netlock.config import config_from_dict
 
 def warm() -> float:
     """Run a tiny rack on the fast engine (compiling it if needed); the seconds it took."""
-    from sim.fast.simulate import simulate_fast
+    from sim.fast.simulate_fast import simulate_fast
 
     t0 = time.perf_counter()
     simulate_fast(config_from_dict({
@@ -32,7 +32,7 @@ def main() -> None:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from netlock.cli.console import console
-    from sim.fast._jit import cache_is_cold
+    from sim.fast._fast_jit import cache_is_cold
 
     log = console()
     cold = cache_is_cold()

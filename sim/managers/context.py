@@ -8,9 +8,9 @@ from typing import Any
 from netlock.config import Config
 from netlock.plan import Plan
 from sim.core.allocation import Partition
-from sim.core.spec import RunSpec
+from sim.core.run_spec import RunSpec
 from sim.engine import ACQUIRE, Engine, Req
-from sim.managers.base import each_packet
+from sim.managers.interface import each_packet
 from sim.managers.rdma import Fabric
 from sim.network import Network
 

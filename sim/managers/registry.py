@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sim.managers.base import LockManager
 from sim.managers.concordia import ConcordiaManager
 from sim.managers.context import ManagerContext
 from sim.managers.declock import DecLockManager
 from sim.managers.drtm import DrtmManager
 from sim.managers.dslr import DslrManager
+from sim.managers.interface import LockManager
 from sim.managers.netchain import NetChainManager
 from sim.managers.netlock_rack.manager import NetLockManager
 from sim.managers.rdmacas import RdmaCasManager

@@ -11,7 +11,7 @@ from rich.table import Table
 from netlock.cli.common import emit_json, guarded, json_option, parse_sets, set_option
 from netlock.cli.console import console, progress_bar
 from sim.netstore.config import load_netstore_config
-from sim.netstore.run import simulate_netstore
+from sim.netstore.netstore_run import simulate_netstore
 
 SetOpt = set_option("background.max_kb=12000")
 JsonOpt = json_option("progress goes to")

@@ -16,9 +16,9 @@ from netlock.config import parse_sets_typed
 from netlock.errors import ConfigError
 from sim.core.budget import check_max_wall_s
 
+from .experiment_file import SCALES
 from .experiments import FIGURES, figure, names, run_figure, write_index
 from .provenance import made
-from .spec import SCALES
 
 JsonOpt = json_option("progress and the checks go to")
 SetOpt = set_option("manager.rdma.atomic_us=1.1")

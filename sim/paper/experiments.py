@@ -21,14 +21,14 @@ import pandas as pd
 from netlock import atomic, plotstyle
 from netlock.errors import ConfigError
 
-from . import comparison, failure, memory, micro, policy
+from . import comparison, failure, memory_figures, micro_figures, policy
+from .experiment_file import CONFIG_DIR, load_experiment
 from .figure import Check, Figure
-from .run import run_points
-from .spec import CONFIG_DIR, load_experiment
+from .run_points import run_points
 
 ORDER = ("fig8a", "fig8b", "fig8cd", "fig9", "fig10", "fig11", "fig12a", "fig12b", "fig13",
          "fig14a", "fig14b", "fig15", "st")
-_ALL = {f.name: f for f in (*micro.FIGURES, *policy.FIGURES, *memory.FIGURES,
+_ALL = {f.name: f for f in (*micro_figures.FIGURES, *policy.FIGURES, *memory_figures.FIGURES,
                             *failure.FIGURES, *comparison.FIGURES)}
 FIGURES: dict[str, Figure] = {name: _ALL[name] for name in ORDER}
 

@@ -1,6 +1,6 @@
 """What a paper figure is to the toolkit: its experiment, its table, its checks and its plot.
 
-A :class:`Figure` turns the measured points of its experiment (:mod:`sim.paper.run`) into
+A :class:`Figure` turns the measured points of its experiment (:mod:`sim.paper.run_points`) into
 a table with one row per plotted point (``table``), checks the qualitative outcome the
 paper's text states for it (``checks``: each a :class:`Check` that holds or not, never a
 comparison with the paper's withheld numbers) and draws the figure (``plot``). Figures
@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
-from .spec import Experiment
+from .experiment_file import Experiment
 
 
 @dataclass(frozen=True)

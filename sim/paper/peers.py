@@ -24,11 +24,11 @@ from matplotlib.figure import Figure as MplFigure
 from netlock import atomic, plotstyle
 from netlock.config import load_config
 from sim.engine import EXCLUSIVE
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 
 from . import plotting as p
+from .experiment_file import CONFIG_DIR
 from .figure import Check, falling, rising
-from .spec import CONFIG_DIR
 
 SCALES = {"small": {"sim.duration_s": 0.004, "sim.warmup_s": 0.001},
           "full": {"sim.duration_s": 0.02, "sim.warmup_s": 0.002}}

@@ -199,19 +199,19 @@ def _unless_the_lease_refuses(make: Callable[[], Config]) -> Config:
     """``make()``, skipping the example when a rule tying several keys refuses it: a value
     valid on its own (a long client processing time, timeout or think time, a short lease,
     an open-loop setting on a closed-loop config) can break one against the defaults
-    (:mod:`netlock.config.rules`, tested in test_config_errors.py and test_config_cli.py).
+    (:mod:`netlock.config.cross_field`, tested in test_config_errors.py and test_config_cli.py).
     It must then pass with those rules off."""
-    from netlock.config import rules
+    from netlock.config import cross_field
 
     try:
         return make()
     except ConfigError:
-        saved = rules.RULES
-        rules.RULES = ()
+        saved = cross_field.RULES
+        cross_field.RULES = ()
         try:
             make()
         finally:
-            rules.RULES = saved
+            cross_field.RULES = saved
         reject()
         raise
 

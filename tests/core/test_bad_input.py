@@ -121,7 +121,7 @@ def test_the_fast_engine_estimate_matches_its_arrays():
     """The per-client estimate is the fast engine's per-client arrays: compare it with the
     arrays of two built racks that differ only in their client count."""
     from netlock.config import load_config
-    from sim.fast.simulate import build
+    from sim.fast.simulate_fast import build
 
     def rack_bytes(clients: int) -> int:
         cfg = load_config(CONFIG, {"workload.clients": str(clients)})

@@ -22,7 +22,7 @@ from netlock.client import (
     open_loop_send_at,
     open_loop_skips,
 )
-from netlock.dataplane._jit import JIT_ENABLED, kernel
+from netlock.dataplane._kernel_jit import JIT_ENABLED, kernel
 
 
 def test_an_attempt_of_several_locks_times_out_after_the_timeout_or_two_think_times():

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hwrunner.bfrt_info import load_schema
 from hwrunner.emulator_state import load_state
 from hwrunner.journal import Journal, load_journal, save_journal
 from hwrunner.profile import load_profile
-from hwrunner.schema import load_schema
 from hwrunner.switch_contents import Layout
 from hwrunner.targets import push_plan
 from netlock.config import load_config

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from netlock.dataplane._jit import JIT_ENABLED, one_signature
+from netlock.dataplane._kernel_jit import JIT_ENABLED, one_signature
 
 numba = pytest.importorskip("numba")
 pytestmark = pytest.mark.skipif(not JIT_ENABLED, reason="JIT disabled")

@@ -8,7 +8,7 @@ from netlock.dataplane import SwitchDataPlane
 from netlock.geometry import SwitchGeometry
 from netlock.lockserver import LockServer
 from netlock.packets import ActionKind, LockRequest, Mode, Op
-from netlock.rack import TimelessRack, replay_trace
+from netlock.timeless_rack import TimelessRack, replay_trace
 
 
 def small_rack(servers: int = 2) -> TimelessRack:

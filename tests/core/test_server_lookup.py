@@ -46,7 +46,7 @@ def test_every_caller_answers_by_the_one_rule(ranges, servers, locks):
 
 
 def test_the_plan_and_the_timeless_rack_use_it():
-    from netlock.rack import TimelessRack
+    from netlock.timeless_rack import TimelessRack
     from tests.hwrunner.plans import make_plan
 
     plan = make_plan([(7, 2)], partition=(PartitionRange(0, 99, 1),

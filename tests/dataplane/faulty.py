@@ -28,7 +28,7 @@ Both the Hypothesis state machine (``test_stateful.py``) and the long seeded run
 
 from __future__ import annotations
 
-from netlock.dataplane.layout import L_EXCLUSIVE, L_SHARED, R_COUNT, R_GRANTED, R_SERVER_HELD
+from netlock.dataplane.registers import L_EXCLUSIVE, L_SHARED, R_COUNT, R_GRANTED, R_SERVER_HELD
 from netlock.failover import Grace, SwitchTakeover, grace_end_us
 from netlock.lockserver import LockServer
 from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op

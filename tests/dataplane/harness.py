@@ -12,11 +12,11 @@ from dataclasses import replace
 import numpy as np
 
 from netlock.dataplane import SwitchDataPlane
-from netlock.dataplane.layout import S_CLIENT, S_GRANTED, S_TXN, SLOT_GRANTED, register_name
+from netlock.dataplane.registers import S_CLIENT, S_GRANTED, S_TXN, SLOT_GRANTED, register_name
 from netlock.geometry import RegisterArray, SwitchGeometry
 from netlock.lockserver import LockServer
 from netlock.packets import Action, ActionKind, LockRequest, Mode, Op
-from netlock.rack import TimelessRack
+from netlock.timeless_rack import TimelessRack
 
 
 def small_geometry(priorities: int) -> SwitchGeometry:

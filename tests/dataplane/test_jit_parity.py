@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from netlock.dataplane import JIT_ENABLED
-from netlock.dataplane._jit import drop_stale_cache
+from netlock.dataplane._kernel_jit import drop_stale_cache
 
 from .harness import scripted_run
 

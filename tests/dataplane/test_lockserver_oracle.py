@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netlock.lockserver import LockServer, hashmap, kernels
-from netlock.lockserver.layout import (
+from netlock.lockserver.server import actions_of
+from netlock.lockserver.server_state import (
     CN_FREE_LOCK,
     FLAG_OVERFLOW,
     FLAG_PUSH_BACK,
@@ -31,7 +32,6 @@ from netlock.lockserver.layout import (
     LK_NEXT,
     new_server_state,
 )
-from netlock.lockserver.server import actions_of
 from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
 
 PRIORITIES = 3

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from netlock.dataplane import SwitchDataPlane
-from netlock.dataplane.layout import L_EXCLUSIVE, L_SHARED, S_TXN
+from netlock.dataplane.registers import L_EXCLUSIVE, L_SHARED, S_TXN
 from netlock.geometry import SwitchGeometry
 from netlock.packets import ActionKind, DropReason, Op
 

@@ -9,8 +9,8 @@ import pandas as pd
 
 from sim.core.metrics import USE_DTYPE
 from sim.fast import chunks
-from sim.fast.model import ROW_CHUNK
-from sim.fast.simulate import build
+from sim.fast.fast_model import ROW_CHUNK
+from sim.fast.simulate_fast import build
 from tests.sim.helpers import config
 
 

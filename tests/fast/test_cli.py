@@ -71,12 +71,12 @@ def test_the_measured_duration_follows_the_warm_up_on_both_engines(run, tmp_path
 
 
 def test_a_cold_fast_engine_says_it_compiles_once_on_stderr(run, monkeypatch):
-    monkeypatch.setattr("sim.fast._jit.cache_is_cold", lambda: True)
+    monkeypatch.setattr("sim.fast._fast_jit.cache_is_cold", lambda: True)
     done = run("sim", CONFIGS / "micro-exclusive.yaml", *SHORT, "--engine", "fast", "--json")
     assert done.exit_code == 0, done.output
     assert "compiling the fast engine into numba's cache: once per machine" in done.stderr
     assert "fast engine compiled in" in done.stderr
     assert json.loads(done.stdout)["engine"] == "fast"
-    monkeypatch.setattr("sim.fast._jit.cache_is_cold", lambda: False)
+    monkeypatch.setattr("sim.fast._fast_jit.cache_is_cold", lambda: False)
     warm = run("sim", CONFIGS / "micro-exclusive.yaml", *SHORT, "--engine", "fast", "--json")
     assert "compiling" not in warm.stderr

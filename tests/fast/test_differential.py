@@ -12,9 +12,9 @@ import pytest
 
 from netlock.trace import write_trace
 from sim.core.parts import client_workload, make_workload
-from sim.fast.simulate import simulate_fast
-from sim.model import build
-from sim.simulate import simulate, summarise
+from sim.fast.simulate_fast import simulate_fast
+from sim.simpy_model import build
+from sim.simulate_simpy import simulate, summarise
 from sim.workloads.tracegen import trace_from_config
 from tests.sim.helpers import config, private_locks_trace
 

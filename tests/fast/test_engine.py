@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from netlock.errors import ConfigError
-from sim.fast.simulate import build, simulate_fast
+from sim.fast.simulate_fast import build, simulate_fast
 from sim.fast.state import K_BAD_FREE, K_HOP
 from sim.network import Network
-from sim.run import run_engine
-from sim.simulate import simulate
+from sim.run_engine import run_engine
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 

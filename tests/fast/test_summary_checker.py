@@ -6,8 +6,8 @@ import pytest
 
 from sim.bench import micro_config
 from sim.core import result
-from sim.fast.simulate import simulate_fast
-from sim.simulate import simulate
+from sim.fast.simulate_fast import simulate_fast
+from sim.simulate_simpy import simulate
 
 
 @pytest.mark.parametrize("run", [simulate, simulate_fast], ids=["simpy", "fast"])

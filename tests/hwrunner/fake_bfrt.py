@@ -4,7 +4,7 @@ It implements the part of the client the driver uses -- ``ClientInterface``, ``T
 ``KeyTuple``, ``DataTuple``, ``bfrt_info_get``/``table_get`` (full name or unique dotted
 suffix, ``KeyError`` otherwise), ``make_key``/``make_data`` (exact field names only),
 ``entry_add/entry_mod/entry_del/entry_get`` -- over per-pipe register arrays and entry dicts,
-and records every call. It parses the JSON itself, independently of ``hwrunner.schema``.
+and records every call. It parses the JSON itself, independently of ``hwrunner.bfrt_info``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hwrunner.bfrt_info import load_schema
 from hwrunner.compile import lock_register_writes, lock_table_add
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.emulator_state import load_state, save_state
@@ -16,7 +17,6 @@ from hwrunner.operations import DataColumn, EntryAdd, EntryDelete, KeyColumn, Re
 from hwrunner.profile import load_profile
 from hwrunner.push import push
 from hwrunner.readback import read_live
-from hwrunner.schema import load_schema
 from hwrunner.stats import read_stats
 from hwrunner.switch_contents import Layout
 from netlock.errors import TargetError

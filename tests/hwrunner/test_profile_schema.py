@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import yaml
 
+from hwrunner.bfrt_info import load_schema, schema_from_dict
 from hwrunner.operations import DataColumn, EntryAdd, KeyColumn, RegisterWrite
 from hwrunner.profile import PROFILE_DIR, load_profile, profile_from_dict
-from hwrunner.schema import load_schema, schema_from_dict
 from hwrunner.validate import validate_operation, validate_profile
 from netlock.errors import TargetError
 from tests.hwrunner.conftest import P4_14, P4_16

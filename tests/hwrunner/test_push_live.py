@@ -17,7 +17,7 @@ from hwrunner.emulator import EmulatedSwitch
 from hwrunner.journal import load_journal
 from hwrunner.push import PushOptions, push, resume
 from hwrunner.readback import check_layout, read_live
-from hwrunner.servers import NoLockServers
+from hwrunner.server_handover import NoLockServers
 from hwrunner.switch_contents import layout_for
 from netlock.errors import TargetError
 from netlock.plan import PartitionRange

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from hwrunner import replay as replay_module
 from hwrunner.emulator import EmulatedSwitch
+from hwrunner.packet_replay import Replay, Requests
 from hwrunner.profile import load_profile
 from hwrunner.push import push
-from hwrunner.replay import Replay, Requests
 from hwrunner.stats import read_stats
 from netlock.cli.app import app
 from netlock.plan_io import save_plan

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hwrunner.emulator import EmulatedSwitch
-from hwrunner.servers import LocalLockServers
+from hwrunner.server_handover import LocalLockServers
 from netlock.lockserver import LockServer
 from netlock.packets import Action, ActionKind, LockRequest, Mode, Op
 from netlock.plan import Plan

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sim.experiments import concordia as experiments
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from sim.workloads.sharing import SharingWorkload
 from tests.sim.helpers import CONFIGS, SHORT, config
 

@@ -1,4 +1,4 @@
-"""Concordia's retry rule (sim.managers.concordia.backoff: GAM's transaction engine) and the
+"""Concordia's retry rule (sim.managers.concordia.gam_backoff: GAM's transaction engine) and the
 one-event-at-a-time requester, against the resend storm of issue 35: TPC-C on tpcc-low must
 finish, live and safe, instead of growing without bound."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from sim.managers.concordia.backoff import MAX_SHIFTS, GamBackoff
-from sim.simulate import simulate
+from sim.managers.concordia.gam_backoff import MAX_SHIFTS, GamBackoff
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 PAUSE = 0.0045

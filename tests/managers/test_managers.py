@@ -10,9 +10,9 @@ import pytest
 
 from netlock.config.managers import MANAGER_KINDS
 from sim.managers.registry import MANAGERS
-from sim.model import build
 from sim.paper.peers import NOT_REPRODUCED, PEERS, run_peer
-from sim.simulate import simulate
+from sim.simpy_model import build
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import CONFIGS, SHORT, config
 
 SMALL = dict(sim__duration_s=0.004, sim__warmup_s=0.001, clients__machines=10,
@@ -74,13 +74,13 @@ def test_the_fast_engine_refuses_other_managers_in_one_line(run_cli):
 @pytest.mark.parametrize("command", ["sim", "sweep"])
 def test_the_refusal_comes_before_a_cold_compile(run_cli, monkeypatch, tmp_path, command):
     """On a fresh machine the refusal must not wait minutes for the compiler."""
-    import sim.fast._jit
+    import sim.fast._fast_jit
     import sim.fast.warm
 
     def must_not_compile() -> float:
         raise AssertionError("compiled before refusing")
 
-    monkeypatch.setattr(sim.fast._jit, "cache_is_cold", lambda: True)
+    monkeypatch.setattr(sim.fast._fast_jit, "cache_is_cold", lambda: True)
     monkeypatch.setattr(sim.fast.warm, "warm", must_not_compile)
     extra = ["--out", tmp_path / "out", "--grid", "workload.think_time_us=0,10"] \
         if command == "sweep" else []

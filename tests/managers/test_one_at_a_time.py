@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 
 from sim.core.result import stalled_waits
-from sim.core.spec import stall_bound_us
+from sim.core.run_spec import stall_bound_us
 from sim.engine import SHARED
 from sim.managers.context import ClientLibraryManager
 from sim.managers.dslr.manager import DslrManager
-from sim.model import build
-from sim.simulate import summarise
+from sim.simpy_model import build
+from sim.simulate_simpy import summarise
 from tests.sim.helpers import config
 
 SMALL = {"workload__clients": 8, "workload__locks": 40, "workload__mode": "mixed",

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sim.engine import EXCLUSIVE, SHARED
 from sim.paper.peers import writer_txns
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 TXN = st.tuples(st.integers(0, 3),

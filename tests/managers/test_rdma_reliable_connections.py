@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 

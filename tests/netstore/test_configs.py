@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sim.netstore.config import load_netstore_config, netstore_config_from_dict
-from sim.netstore.run import build_fabric
+from sim.netstore.netstore_run import build_fabric
 from tests.config.config_helpers import NETSTORE
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from sim.fabric.topology import FatTree
 from sim.netstore.config import NetStoreConfig
-from sim.netstore.run import build_fabric
+from sim.netstore.netstore_run import build_fabric
 
 
 @pytest.fixture(scope="module")

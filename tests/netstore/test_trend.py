@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from sim.netstore.config import load_netstore_config
-from sim.netstore.sweep import background_sweep, plot_background_sweep, reductions
+from sim.netstore.ecmp_vs_lbp import background_sweep, plot_background_sweep, reductions
 from tests.sim.helpers import CONFIGS
 
 

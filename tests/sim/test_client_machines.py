@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from netlock.errors import ConfigError
-from sim.fast.simulate import simulate_fast
-from sim.simulate import simulate
+from sim.fast.simulate_fast import simulate_fast
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 

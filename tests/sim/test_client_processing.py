@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.run import run_engine
+from sim.run_engine import run_engine
 from tests.sim.helpers import config
 
 SHORT = dict(sim__duration_s=0.0008, sim__warmup_s=0.0002)

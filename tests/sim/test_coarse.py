@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.core.allocation import CoarseWorkload
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from sim.workloads.base import TxnBatch
 from tests.sim.helpers import config
 

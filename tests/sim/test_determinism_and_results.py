@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 CONTRACT_KEYS = {"engine", "sim_time_s", "granted", "throughput_rps", "tps", "switch_share",

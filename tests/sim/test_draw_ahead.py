@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sim.fast.model as fmodel
+import sim.fast.fast_model as fmodel
 from sim.core.ahead import DrawAhead, Worker
 from sim.core.draws import BLOCK, draw_hops
-from sim.fast.simulate import build
+from sim.fast.simulate_fast import build
 from sim.workloads.tpcc import TpccNewOrder
 from tests.sim.helpers import config
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from netlock.dataplane.layout import L_REQUESTS
-from sim.model import build
-from sim.simulate import simulate, summarise
+from netlock.dataplane.registers import L_REQUESTS
+from sim.simpy_model import build
+from sim.simulate_simpy import simulate, summarise
 from tests.sim.helpers import config, private_locks_trace, window_mean
 
 FAIL_S, RESTART_S, END_S, LEASE_US = 0.004, 0.007, 0.012, 1000

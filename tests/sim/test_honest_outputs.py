@@ -87,7 +87,7 @@ def test_categorical_keys_are_labelled_points_and_missing_latency_is_left_out():
 
 
 def test_a_plan_larger_than_switch_slots_is_refused(plan_file):
-    from sim.simulate import simulate
+    from sim.simulate_simpy import simulate
 
     slots = load_plan(plan_file).summary.slots_used
     assert slots > 0

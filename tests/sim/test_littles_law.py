@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim.model import build
 from sim.probes import QueueProbe
+from sim.simpy_model import build
 from tests.sim.helpers import config
 
 

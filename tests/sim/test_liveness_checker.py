@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sim.core.liveness import count_stalled
 from sim.core.metrics import HANDBACK_DTYPE, USE_DTYPE
 from sim.core.result import stalled_waits
-from sim.core.spec import lease_guard_us, stall_bound_us
+from sim.core.run_spec import lease_guard_us, stall_bound_us
 from tests.sim.helpers import config
 
 HORIZON = 60

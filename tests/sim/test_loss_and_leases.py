@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.run import run_engine
-from sim.simulate import simulate
+from sim.run_engine import run_engine
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.fast.simulate import simulate_fast
+from sim.fast.simulate_fast import simulate_fast
 from tests.sim.helpers import config
 
 SHORT = dict(sim__duration_s=0.015, sim__warmup_s=0.002)

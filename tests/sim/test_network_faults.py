@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from sim.core.draws import fault_rng
-from sim.fast.simulate import build, simulate_fast
+from sim.fast.simulate_fast import build, simulate_fast
 from sim.fast.state import K_BAD_FREE, K_COPIES, K_FAULT
 from sim.network import Faults
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 ENGINES = {"simpy": simulate, "fast": simulate_fast}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim.model import build
-from sim.simulate import simulate
+from sim.simpy_model import build
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 OPEN = {"workload__clients": 10, "clients__machines": 5, "sim__warmup_s": 0.0005}

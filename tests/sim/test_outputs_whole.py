@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from sim.paper.experiments import write_index
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from sim.sweep import worker_count
 from tests.sim.helpers import config
 

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from netlock.errors import ConfigError
 from sim.paper import names
 from sim.paper.cli import register
+from sim.paper.experiment_file import load_experiment
 from sim.paper.experiments import figure, figure_problem, write_index
-from sim.paper.spec import load_experiment
 from tests.sim.helpers import ROOT
 
 
@@ -178,7 +178,7 @@ def test_fig13_checks_fail_when_random_is_worse_on_average_than_at_the_tail_or_h
 
 
 def test_fig9_saturation_check_fails_when_the_server_has_headroom():
-    from sim.paper.micro import _fig9_checks
+    from sim.paper.micro_figures import _fig9_checks
 
     def frame(server_rps, busy, switch_rps=50e6):
         return pd.DataFrame([

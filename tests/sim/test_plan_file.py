@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from netlock.cli.app import app
 from netlock.errors import ConfigError
 from netlock.plan_io import load_plan
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import CONFIGS, config
 
 CFG = CONFIGS / "micro-exclusive.yaml"

@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 from netlock.cli.app import app
-from netlock.dataplane.layout import R_SERVER_HELD
-from sim.model import build
-from sim.simulate import simulate, summarise
+from netlock.dataplane.registers import R_SERVER_HELD
+from sim.simpy_model import build
+from sim.simulate_simpy import simulate, summarise
 from tests.sim.helpers import CONFIGS, config, private_locks_trace
 
 

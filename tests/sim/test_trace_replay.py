@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from netlock.cli.app import app
 from netlock.trace import write_trace
-from sim.fast.simulate import simulate_fast
-from sim.model import build
-from sim.simulate import simulate
+from sim.fast.simulate_fast import simulate_fast
+from sim.simpy_model import build
+from sim.simulate_simpy import simulate
 from sim.workloads.tracegen import trace_from_config
 from tests.sim.helpers import CONFIGS, config
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
 
 CLIENTS = 10

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from netlock.cli.app import app
 from netlock.config import load_config, override_config
-from sim.run import run_engine
+from sim.run_engine import run_engine
 from tests.config.config_helpers import CONFIGS
 
 MICRO = str(CONFIGS / "micro-exclusive.yaml")

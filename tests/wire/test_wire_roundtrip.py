@@ -140,7 +140,7 @@ def test_ethernet_padding_after_the_datagram_is_ignored(msg, padding: bytes) -> 
 def test_encoding_and_decoding_do_not_load_scapy():
     """Only framing needs scapy: the codec (and the replay that uses it) must not pay for
     importing it."""
-    code = ("import sys, netlock.wire, hwrunner.replay; "
+    code = ("import sys, netlock.wire, hwrunner.packet_replay; "
             "print(any(m == 'scapy' or m.startswith('scapy.') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

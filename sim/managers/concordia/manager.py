@@ -7,7 +7,7 @@ workloads. Each lock id is a cache block; each lock request is one coherence eve
 switch owns the block (its tag is in the TAG array), the LCF pipeline tries the lock
 (:mod:`sim.managers.concordia.locks`): a lock it cannot take is a failed ACK straight back
 and the requester's transaction aborts and retries after GAM's back-off (no queue;
-:mod:`sim.managers.concordia.backoff`); a lock it takes is forwarded to the other holders
+:mod:`sim.managers.concordia.gam_backoff`); a lock it takes is forwarded to the other holders
 of the copyset, whose ACKs reach the requester (or to the home agent for an Unshared
 block, or answered at once when the requester is the only holder). Otherwise the switch
 forwards the request to the block's home agent (block mod ``clients.machines``: every
@@ -40,12 +40,12 @@ from collections.abc import Generator
 from typing import Any
 
 from sim.engine import ACQUIRE, EXCLUSIVE, Req
-from sim.managers.base import each_packet
 from sim.managers.concordia.agents import HomeAgent, Metadata
-from sim.managers.concordia.backoff import GamBackoff
+from sim.managers.concordia.gam_backoff import GamBackoff
 from sim.managers.concordia.locks import FAILED, STALE, RwLocks
 from sim.managers.concordia.ownership import plan_epoch
 from sim.managers.context import SERVER, SOURCES, SWITCH, ManagerContext
+from sim.managers.interface import each_packet
 
 WAITING, GRANTED, FAILED_ACK, UNLOCKING = range(4)
 ADD_MESSAGES = 2

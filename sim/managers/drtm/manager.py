@@ -12,7 +12,7 @@ DrTM lays it out (``drtm_lock_client.cc``: bit 63, 8 owner bits, 55 bits of end 
   using it longer, and then a writer can hold the lock at the same time -- the safety
   checker counts it (DrTM's readers must finish within the lease);
 - a failure aborts the attempt: the client releases what it holds and retries after a
-  randomised exponential back-off (:mod:`sim.managers.backoff`). There is no queue, so a
+  randomised exponential back-off (:mod:`sim.managers.random_backoff`). There is no queue, so a
   writer can starve while readers keep renewing the lease.
 
 Its clients take locks one at a time, as the DSLR authors' harness drives DrTM
@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any
 
 from sim.engine import EXCLUSIVE, SHARED, Req
-from sim.managers.backoff import ExponentialBackoff
 from sim.managers.context import ClientLibraryManager, ManagerContext
+from sim.managers.random_backoff import ExponentialBackoff
 from sim.managers.rdma import CAS
 
 FREE = (0, 0, 0.0)

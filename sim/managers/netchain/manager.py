@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from sim.engine import ACQUIRE, Req
-from sim.managers.base import each_packet
 from sim.managers.context import SOURCES, SWITCH, ManagerContext
+from sim.managers.interface import each_packet
 
 
 class NetChainManager:

@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from netlock.dataplane import kernels
-from netlock.dataplane._jit import JIT_ENABLED, drop_stale_cache, kernel, kernel_sources
+from netlock.dataplane._kernel_jit import JIT_ENABLED, drop_stale_cache, kernel, kernel_sources
 from netlock.dataplane.kernels import GRANT
-from netlock.dataplane.layout import C_PASSES, O_KIND
+from netlock.dataplane.registers import C_PASSES, O_KIND
 
 if JIT_ENABLED:
     drop_stale_cache(Path(__file__).resolve().parent,

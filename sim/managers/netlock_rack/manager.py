@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from netlock.config import Config
-from netlock.dataplane.layout import R_COUNT
+from netlock.dataplane.registers import R_COUNT
 from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
 from netlock.plan import Plan
 from sim.core.allocation import Partition
@@ -26,7 +26,7 @@ from sim.core.parts import switch_dataplane
 from sim.engine import ACQUIRE, Engine, Req
 from sim.managers.netlock_rack.inflight import ByRid
 from sim.managers.netlock_rack.servers import ServerNode
-from sim.managers.netlock_rack.switch import SwitchNode
+from sim.managers.netlock_rack.switch_pipeline import SwitchNode
 from sim.network import Network
 
 OPS = (Op.ACQUIRE, Op.RELEASE)

@@ -26,8 +26,8 @@ from typing import Any
 from netlock.lockserver import LockServer
 from netlock.packets import ActionKind, LockRequest, Mode, Op
 from sim.engine import ACQUIRE, Req
-from sim.managers.base import each_packet
 from sim.managers.context import SERVER, SOURCES, ManagerContext
+from sim.managers.interface import each_packet
 from sim.managers.rdma import SEND, Rnic
 from sim.network import Link
 

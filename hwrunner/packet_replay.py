@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from hwrunner.emulator import EmulatedSwitch
-from hwrunner.servers import LocalLockServers
+from hwrunner.server_handover import LocalLockServers
 from netlock.lockserver import LockServer
 from netlock.packets import ACQUIRE, RELEASE, Action, ActionKind, LockRequest, Mode, Op
 from netlock.wire import decode_request, encode_request

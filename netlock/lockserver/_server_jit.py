@@ -1,9 +1,9 @@
 """The lock-server kernels' compile options and numba cache.
 
-The kernels are compiled with :func:`netlock.dataplane._jit.kernel`, as the switch's are.
+The kernels are compiled with :func:`netlock.dataplane._kernel_jit.kernel`, as the switch's are.
 They inline the constants of this package's modules and the rules they share with the switch
-(:mod:`netlock.dataplane.rules`, :mod:`netlock.packets`), which numba's cache does not track,
-so this package's cache is dropped whenever any of those sources changes.
+(:mod:`netlock.dataplane.compatibility`, :mod:`netlock.packets`), which numba's cache does
+not track, so this package's cache is dropped whenever any of those sources changes.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from netlock.dataplane._jit import (
+from netlock.dataplane._kernel_jit import (
     JIT_ENABLED,
     drop_stale_cache,
     kernel,

@@ -14,15 +14,15 @@ import time
 from functools import partial
 
 from netlock.config import Config
-from netlock.lockserver.layout import CN_EXPIRED
+from netlock.lockserver.server_state import CN_EXPIRED
 from netlock.plan import Plan
 from sim.core.allocation import Partition
 from sim.core.budget import WallBudget, incomplete, stopped_config
 from sim.core.pilot import make_plan
 from sim.core.result import Progress, SimResult, result_of
-from sim.core.spec import run_spec
+from sim.core.run_spec import run_spec
+from sim.fast.fast_model import FastModel, assemble, check_supported
 from sim.fast.heap import Q_SEQ
-from sim.fast.model import FastModel, assemble, check_supported
 from sim.fast.state import (
     K_COPIES,
     K_IGNORED,

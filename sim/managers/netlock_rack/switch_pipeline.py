@@ -18,7 +18,7 @@ import numpy as np
 
 from netlock.dataplane import SwitchDataPlane, kernels
 from netlock.dataplane.kernels import DEFER, DROP, GRANT, NOTIFY_SERVER, OVERFLOW, TO_SERVER
-from netlock.dataplane.layout import (
+from netlock.dataplane.registers import (
     C_EXPIRED,
     C_PASSES,
     N_OUT_COLS,

@@ -25,10 +25,10 @@ from sim.core.draws import fault_rng
 from sim.core.parts import client_workload, rx_cores_per_client, send_window_phases
 from sim.core.pilot import make_plan, no_plan
 from sim.core.result import Progress
-from sim.core.spec import run_spec
+from sim.core.run_spec import run_spec
 from sim.engine import Engine
-from sim.managers.base import LockManager
 from sim.managers.context import ManagerContext
+from sim.managers.interface import LockManager
 from sim.managers.netlock_rack.failures import schedule_failures
 from sim.managers.registry import make_manager
 from sim.network import Faults, Network

@@ -1,8 +1,9 @@
 """A run's derived parameters, computed once from its config for both engines.
 
-Both the simpy engine (:mod:`sim.model`) and the fast engine (:mod:`sim.fast.model`) build
-their rack from a :class:`RunSpec`, so the data read, the clients' usable lease, the hold
-time and the clients' priorities cannot drift apart between them. Times are us.
+Both the simpy engine (:mod:`sim.simpy_model`) and the fast engine
+(:mod:`sim.fast.fast_model`) build their rack from a :class:`RunSpec`, so the data read,
+the clients' usable lease, the hold time and the clients' priorities cannot drift apart
+between them. Times are us.
 """
 
 from __future__ import annotations

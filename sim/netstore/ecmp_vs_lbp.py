@@ -21,7 +21,7 @@ LABELS = {"ecmp": "ECMP (baseline)", "lbp": "LBP", "lbp+nac": "LBP + NAC"}
 
 
 def _point(doc: dict[str, Any]) -> dict[str, Any]:
-    from sim.netstore.run import simulate_netstore
+    from sim.netstore.netstore_run import simulate_netstore
 
     cfg = netstore_config_from_dict(doc)
     s = simulate_netstore(cfg)

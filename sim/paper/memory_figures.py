@@ -10,8 +10,8 @@ import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
 from . import plotting as p
+from .experiment_file import Experiment
 from .figure import Check, Figure, cdf_table, falling, rising, safe_and_live, summary_table
-from .spec import Experiment
 
 POLICY = "policy.allocation"
 SLOTS = "switch.slots"

@@ -17,10 +17,10 @@ import numpy as np
 from netlock.config import Config
 from sim.core.budget import require_whole
 from sim.core.metrics import in_window
-from sim.run import run_engine
+from sim.run_engine import run_engine
 from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, Point, run_each
 
-from .spec import Experiment
+from .experiment_file import Experiment
 
 CDF_QUANTILES = np.concatenate([np.linspace(0.0, 0.99, 100), [0.995, 0.999, 0.9999, 1.0]])
 """Where the latency CDF is sampled: every percent, then the tail (p99.5, p99.9, p99.99)."""

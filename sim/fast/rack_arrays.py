@@ -1,7 +1,7 @@
 """The NetLock switch and lock servers of the rack, compiled: :mod:`sim.managers.netlock_rack`.
 
 The switch runs :mod:`netlock.dataplane.kernels` on its arrays; this module adds the same
-timing and routing as :class:`sim.managers.netlock_rack.switch.SwitchNode` and
+timing and routing as :class:`sim.managers.netlock_rack.switch_pipeline.SwitchNode` and
 :class:`sim.managers.netlock_rack.manager.NetLockManager`: a packet's passes occupy the pipeline
 for ``passes * P_PASS_GAP`` and take ``passes * P_PASS_US`` to come out; grants go one hop
 to the client (plus the database server's two in the one-RTT mode); requests of locks the
@@ -16,7 +16,7 @@ lock id) and FIFO links; a core's grants and push-backs leave in TX bursts
 from __future__ import annotations
 
 from netlock.dataplane import kernels
-from netlock.dataplane.layout import (
+from netlock.dataplane.registers import (
     C_EXPIRED,
     C_PASSES,
     O_COUNT,
@@ -31,13 +31,13 @@ from netlock.dataplane.layout import (
 )
 from netlock.lockserver import hashmap, txburst
 from netlock.lockserver import kernels as lockserver
-from netlock.lockserver.layout import A_KIND, A_REASON, A_TXN, FLAG_OVERFLOW
 from netlock.lockserver.rss import rss_core
 from netlock.lockserver.rxring import ring_full
+from netlock.lockserver.server_state import A_KIND, A_REASON, A_TXN, FLAG_OVERFLOW
 from netlock.packets import ActionKind, DropReason
 from netlock.server_lookup import owning_server
 from sim.fast import heap
-from sim.fast._jit import fast_jit, fast_jit_inline, inlined
+from sim.fast._fast_jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.clients import receive, receive_inline
 from sim.fast.prefetch import warm_server_cell
 from sim.fast.records import free_request, hop, path, reliable_hop, take

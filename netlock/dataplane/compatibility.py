@@ -8,7 +8,7 @@ only on the lock's current holders, which is what :func:`compatible` decides.
 
 from __future__ import annotations
 
-from netlock.dataplane._jit import kernel
+from netlock.dataplane._kernel_jit import kernel
 from netlock.packets import EXCLUSIVE
 
 

@@ -1,7 +1,7 @@
 """``run_engine(config) -> SimResult``: one run on the engine the config (or the caller) names.
 
-It sits above both engines: the simpy engine (:mod:`sim.simulate`) and the fast engine
-(:mod:`sim.fast.simulate`); both summarise their runs with :func:`sim.core.result.result_of`.
+It sits above both engines: the simpy engine (:mod:`sim.simulate_simpy`) and the fast engine
+(:mod:`sim.fast.simulate_fast`); both summarise their runs with :func:`sim.core.result.result_of`.
 The fast engine loads numba, so it is imported on use.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from netlock.config import Config
 from sim.core.budget import WallBudget
 from sim.core.result import Progress, SimResult
-from sim.simulate import simulate
+from sim.simulate_simpy import simulate
 
 
 def run_engine(config: Config, engine: str | None = None,
@@ -21,7 +21,7 @@ def run_engine(config: Config, engine: str | None = None,
     (:mod:`sim.core.budget`)."""
     budget = None if max_wall_s is None else WallBudget(max_wall_s)
     if (engine or config.sim.engine) == "fast":
-        from sim.fast.simulate import simulate_fast
+        from sim.fast.simulate_fast import simulate_fast
 
         return simulate_fast(config, progress=progress, budget=budget)
     return simulate(config, progress, budget)

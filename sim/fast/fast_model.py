@@ -1,6 +1,6 @@
 """The rack of a config as fast-engine state, and the Python side of running it.
 
-:func:`assemble` mirrors :func:`sim.model.assemble`: the same random streams spawned from the
+:func:`assemble` mirrors :func:`sim.simpy_model.assemble`: the same random streams spawned from the
 seed in the same order (network, client start phases, probes, one per client), the same
 switch data plane with the plan installed, the same clients and NIC shares, the same
 timing parameters. :class:`FastModel` runs the compiled loop (:mod:`sim.fast.loop`) and
@@ -26,7 +26,7 @@ from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
 from netlock.lockserver import txburst
 from netlock.lockserver.hashmap import build_map
-from netlock.lockserver.layout import ensure_room, new_server_state
+from netlock.lockserver.server_state import ensure_room, new_server_state
 from netlock.plan import Plan
 from sim.core.ahead import DrawAhead, Worker
 from sim.core.allocation import CoarseWorkload, Partition
@@ -39,7 +39,7 @@ from sim.core.parts import (
     send_window_phases,
     switch_dataplane,
 )
-from sim.core.spec import RunSpec, run_spec
+from sim.core.run_spec import RunSpec, run_spec
 from sim.fast import chunks
 from sim.fast import clients as fclients
 from sim.fast import heap as fheap

@@ -2,7 +2,7 @@
 
 ``numba.njit(cache=True, _nrt=False)``: the engine's functions never allocate arrays (every
 array is made in Python and passed in), so numba's reference counting is left out, as for
-the data-plane kernels they call (see :mod:`netlock.dataplane._jit`). With the JIT disabled
+the data-plane kernels they call (see :mod:`netlock.dataplane._kernel_jit`). With the JIT disabled
 (``NETLOCK_NOJIT=1``) they run as plain Python, slowly but with the same results.
 
 numba's cache only notices edits to a function's own file; the engine inlines constants of
@@ -16,21 +16,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from netlock.dataplane._jit import (
+from netlock.dataplane._kernel_jit import (
     JIT_ENABLED,
     drop_stale_cache,
     kernel,
     kernel_inline,
     kernel_nogil,
 )
-from netlock.lockserver._jit import lockserver_sources
+from netlock.lockserver._server_jit import lockserver_sources
 
 F = TypeVar("F", bound=Callable)
 
 
 def fast_jit(func: F) -> F:
     """Compile ``func`` for the fast engine (identity when the JIT is disabled): with the
-    kernels' options (:func:`netlock.dataplane._jit.kernel`)."""
+    kernels' options (:func:`netlock.dataplane._kernel_jit.kernel`)."""
     return kernel(func)
 
 
@@ -60,7 +60,8 @@ def inlined(func: F) -> F:
     return fast_jit_inline(getattr(func, "py_func", func))
 
 
-COMPILED_MODULES = ("_jit", "heap", "state", "records", "clients", "rack", "loop", "prefetch")
+COMPILED_MODULES = ("_fast_jit", "heap", "state", "records", "clients", "rack_arrays", "loop",
+                    "prefetch", "open_loop")
 
 
 def engine_sources() -> list[Path]:

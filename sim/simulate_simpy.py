@@ -1,7 +1,7 @@
 """``simulate(config) -> SimResult``: one run of the simpy engine, and what it measured
 (:func:`sim.core.result.result_of`, as for the fast engine).
 
-Either engine, by name: :func:`sim.run.run_engine`.
+Either engine, by name: :func:`sim.run_engine.run_engine`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 from netlock.config import Config
 from sim.core.budget import WallBudget, incomplete, stopped_config
 from sim.core.result import Progress, SimResult, result_of
-from sim.model import ENGINE, Model, build
+from sim.simpy_model import ENGINE, Model, build
 from sim.workloads.replay import replay_transactions
 
 
