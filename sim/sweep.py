@@ -48,10 +48,12 @@ from netlock.config.overrides import parse_override
 from netlock.errors import ConfigError, NetlockError
 from netlock.inputs import load_json
 from sim.core.budget import require_whole
+from sim.core.result import ENDINGS
 from sim.run_engine import run_engine
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
-                   "retries", "violations", "stalled", "granted", "wall_s", "events")
+                   "retries", "violations", "stalled", "granted", "wall_s", "events",
+                   "measured_s")
 PROVENANCE_COLUMNS = ("engine", "duration_s", "warmup_s", "overrides", "config_file",
                       "config_sha256")
 LATENCY_COLUMNS = ("mean", "p50", "p99", "p999")
@@ -164,6 +166,7 @@ def run_point(config: Config,
     summary = run_engine(config, progress=progress, max_wall_s=max_wall_s).summary
     require_whole(summary)
     row = {k: summary[k] for k in SUMMARY_COLUMNS}
+    row["ended"] = summary["ended"]
     row.update({f"latency_{k}_us": summary["latency_us"][k] for k in LATENCY_COLUMNS})
     row.update({f"txn_latency_{k}_us": summary["txn_latency_us"][k] for k in LATENCY_COLUMNS})
     return row
@@ -227,6 +230,10 @@ def check_row(result: dict[str, Any], path: Path) -> None:
             said = "missing" if column not in result else f"{str(value)[:40]!r} is not a number"
             raise ConfigError(f"--resume: {path}: result.{column}: {said}; remove the file to "
                               f"run the point again, or add --force to replace the sweep")
+    if result.get("ended") not in ENDINGS:
+        raise ConfigError(f"--resume: {path}: result.ended: {str(result.get('ended'))[:40]!r} "
+                          f"is not one of {', '.join(ENDINGS)}; remove the file to run the "
+                          f"point again, or add --force to replace the sweep")
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:

@@ -191,6 +191,10 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
                      config=cfg.to_dict())
 
 
+ENDINGS = ("duration", "trace")
+"""Why a run's measured window ends (a summary's ``ended``): :func:`run_end`."""
+
+
 def run_end(cfg: Config, txns: pd.DataFrame, replay_txns: int | None) -> tuple[float, str]:
     """Where the run's measured window ends (us) and why: at ``sim.end_s`` (``duration``),
     or, for a timed trace replay whose every transaction (``replay_txns`` in all) committed

@@ -47,6 +47,7 @@ def measure(config: Config, max_wall_s: float | None = None) -> dict[str, Any]:
     summary = result.summary
     require_whole(summary)
     row: dict[str, Any] = {k: summary[k] for k in SUMMARY_COLUMNS}
+    row["ended"] = summary["ended"]
     row["stalled"] = summary["stalled"]
     row["hold_time_us"] = summary["hold_time_us"]
     row["server_busy"] = server_busy(config, summary["manager"].get("server_busy_us"))

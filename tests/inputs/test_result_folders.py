@@ -34,11 +34,19 @@ def swept(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize(("value", "said"), [("lots", "'lots' is not a number"),
-                                             (None, "'None' is not a number"),
-                                             ("missing", "missing")])
-def test_a_point_file_with_a_result_that_is_not_a_number_is_one_line(swept, tmp_path, value,
-                                                                       said):
+def test_the_sweep_table_says_how_long_each_point_measured_and_why_it_ended(swept):
+    table = pd.read_parquet(swept / "results.parquet")
+    assert list(table["ended"]) == ["duration", "duration"]
+    assert table["measured_s"].tolist() == pytest.approx([0.001, 0.001])
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("throughput_rps", "lots", "'lots' is not a number"),
+    ("throughput_rps", None, "'None' is not a number"),
+    ("throughput_rps", "missing", "missing"),
+    ("ended", "later", "'later' is not one of duration, trace")])
+def test_a_point_file_with_a_result_that_is_not_a_number_is_one_line(swept, tmp_path, field,
+                                                                       value, said):
     out = tmp_path / "sw"
     shutil.copytree(swept, out)
     (out / "results.csv").unlink()
@@ -46,12 +54,12 @@ def test_a_point_file_with_a_result_that_is_not_a_number_is_one_line(swept, tmp_
     path = sorted((out / "points").iterdir())[0]
     doc = json.loads(path.read_text())
     if value == "missing":
-        del doc["result"]["throughput_rps"]
+        del doc["result"][field]
     else:
-        doc["result"]["throughput_rps"] = value
+        doc["result"][field] = value
     path.write_text(json.dumps(doc))
     line = one_line(CliRunner().invoke(app, [*SWEEP, "--out", str(out), "--resume"]))
-    assert line.startswith(f"netlock: error: --resume: {path}: result.throughput_rps: {said}")
+    assert line.startswith(f"netlock: error: --resume: {path}: result.{field}: {said}")
     assert not (out / "results.csv").exists() and not (out / "results.parquet").exists()
 
 
