@@ -22,6 +22,7 @@ import pandas as pd
 
 from netlock.client import BURST_US, SEND_WINDOW_US, open_loop_send_at
 from netlock.config import Config
+from netlock.config.derived import most_locks_per_txn
 from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
 from netlock.lockserver import txburst
@@ -128,19 +129,16 @@ ROW_CHUNK = 1 << 17
 part of the results when full (chunks are recycled between runs: :mod:`sim.fast.chunks`)."""
 
 
-def max_locks(workload: WorkloadGenerator) -> int:
-    """The most locks one transaction of ``workload`` takes (merging locks into coarse
-    locks never adds any)."""
-    if isinstance(workload, CoarseWorkload):
-        return max_locks(workload.inner)
-    if hasattr(workload, "locks_per_txn"):
-        return int(workload.locks_per_txn)
-    if hasattr(workload, "ol_cnt_max"):
-        return 8 + 11 * int(workload.ol_cnt_max)
-    if hasattr(workload, "max_locks_per_txn"):
-        return int(workload.max_locks_per_txn)
-    offsets = workload._offsets
-    return int(np.diff(offsets).max()) if len(offsets) > 1 else 1
+def max_locks(config: Config, workload: WorkloadGenerator) -> int:
+    """The most locks one transaction takes: the config's answer
+    (:func:`netlock.config.derived.most_locks_per_txn`), or a replayed trace's longest
+    transaction (merging locks into coarse locks never adds any)."""
+    most = most_locks_per_txn(config)
+    if most is not None:
+        return most
+    while isinstance(workload, CoarseWorkload):
+        workload = workload.inner
+    return int(workload.max_locks_per_txn)
 
 
 def check_supported(config: Config) -> None:
@@ -211,7 +209,7 @@ class FastModel:
         """Record the uses still open as ending at ``end_us``, and the locks transactions
         still wait for (``open_waits``: lock, asked_us, end_us)."""
         r = self.rack
-        self._room_rows(r.ci.shape[0] * (max_locks(self.workload) + 1))
+        self._room_rows(r.ci.shape[0] * (max_locks(self.config, self.workload) + 1))
         waiting = np.empty((r.cur_lock.size, 2), dtype=np.int64)
         n = fclients.close(r, end_us, waiting)
         clients, locks = waiting[:n, 0], waiting[:n, 1]
@@ -389,7 +387,7 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object,
     streams = np.random.SeedSequence(seed_key).spawn(3 + config.workload.clients)
     net_rng, start_rng, _probe_rng = (np.random.default_rng(s) for s in streams[:3])
     workload = client_workload(config)
-    longest = max_locks(workload)
+    longest = max_locks(config, workload)
     spec = run_spec(config)
     pi = int_params(config, spec, partition, longest)
     rack = RackArrays(**switch_arrays(config, plan, workload.n_locks),

@@ -120,6 +120,11 @@ class TraceWorkload:
     def transactions(self) -> int:
         return len(self._offsets) - 1
 
+    @property
+    def max_locks_per_txn(self) -> int:
+        """The most locks one of the trace's transactions takes (the config cannot say)."""
+        return int(np.diff(self._offsets).max()) if len(self._offsets) > 1 else 1
+
     def longest_hold(self) -> tuple[float, int]:
         """A timed replay's longest hold (us) and the ``txn_id`` of a transaction holding
         that long."""
