@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hwrunner import replay as replay_module
+from hwrunner import packet_replay as replay_module
 from hwrunner.emulator import EmulatedSwitch
 from hwrunner.packet_replay import Replay, Requests
 from hwrunner.profile import load_profile
