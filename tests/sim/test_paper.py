@@ -175,6 +175,13 @@ def test_fig13_checks_fail_when_random_is_worse_on_average_than_at_the_tail_or_h
     random_sent = 3200.0
     cap = figure("fig13").checks(frame(80.0))[4]
     assert cap.holds is False and "sent 3,200 packets per ms" in cap.detail
+    # Both tails at the attempt timeout: the check says so and where the tails part.
+    random_sent = 250.0
+    timed_out = frame(19.0).assign(tail_q=0.98, latency_tail_us=[15.0, 45.0])
+    tail = figure("fig13").checks(timed_out)[3]
+    assert tail.holds is False
+    assert "above p98 a run's latency reaches half the attempt timeout" in tail.detail
+    assert tail.detail.endswith("at p98: 3.00x")
 
 
 def test_fig9_saturation_check_fails_when_the_server_has_headroom():
