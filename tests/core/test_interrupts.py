@@ -72,6 +72,18 @@ def _assert_clean_interrupt(code: int, err: str, took: float, alive: list[int]) 
     assert alive == []
 
 
+def _interrupt_check(after_s: float, cwd: Path) -> tuple[int, str, float, list[int]]:
+    """:func:`_interrupt` of ``config check``; a run that finished before the signal (exit
+    0: the shared machine was faster than when ``check_s`` was measured) says nothing
+    about interrupts, so it is retried with half the delay."""
+    for _ in range(4):
+        outcome = _interrupt(["config", "check", CONFIG], after_s, cwd)
+        if outcome[0] != 0:
+            return outcome
+        after_s /= 2
+    return outcome
+
+
 @pytest.fixture(scope="module")
 def check_s() -> float:
     """How long an uninterrupted ``netlock config check`` takes on this machine (s)."""
@@ -88,8 +100,7 @@ def check_s() -> float:
 def test_interrupt_while_importing(tmp_path, check_s, share):
     """Most of ``config check``'s time is imports; machines differ 4-6x, so the interrupt
     lands at a share of this machine's own run."""
-    _assert_clean_interrupt(*_interrupt(["config", "check", CONFIG], share * check_s,
-                                        tmp_path))
+    _assert_clean_interrupt(*_interrupt_check(share * check_s, tmp_path))
 
 
 def test_interrupts_in_the_first_half_second_each_say_so_once(tmp_path, check_s):
@@ -97,8 +108,7 @@ def test_interrupts_in_the_first_half_second_each_say_so_once(tmp_path, check_s)
     turned by typer into a bare exit 130; the console script still says why (before: 130
     and an empty stderr for most interrupts between 0.2 and 0.5 s of a 1.3 s run)."""
     for share in (0.1, 0.15, 0.2, 0.3, 0.4, 0.5):
-        _assert_clean_interrupt(*_interrupt(["config", "check", CONFIG], share * check_s,
-                                            tmp_path))
+        _assert_clean_interrupt(*_interrupt_check(share * check_s, tmp_path))
 
 
 def test_typers_silent_exit_130_is_reported_once(monkeypatch, capsys):

@@ -58,7 +58,7 @@ def test_a_resume_on_another_engine_is_refused(tmp_path):
     from sim.sweep import ROW_COLUMNS, load_finished, save_point
 
     points = grid_points(config("micro-exclusive"), parse_grid(["switch.slots=0"]))
-    row = dict.fromkeys(ROW_COLUMNS, 1.0)
+    row = {**dict.fromkeys(ROW_COLUMNS, 1.0), "ended": "duration"}
     save_point(tmp_path, points[0], row)
     fast = override_config(points[0].config, {"sim.engine": "fast"})
     moved = points[0].__class__(points[0].pid, points[0].values, points[0].seed, fast)
