@@ -15,7 +15,7 @@ from netlock.geometry import SwitchGeometry
 from netlock.server_lookup import NO_RANGES, owning_servers
 
 PLAN_FORMAT_VERSION = 1
-POLICIES = ("knapsack", "random", "manual")
+POLICIES = ("knapsack", "random", "even", "manual")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Switch memory allocation: Algorithm 3 (knapsack by r_i / c_i) and the random baseline.
+"""Switch memory allocation: Algorithm 3 (knapsack by r_i / c_i), the random baseline, and
+the even split the authors' controller gives the microbenchmarks.
 
 The problem (paper section 4.3): maximise sum r_i s_i / c_i subject to sum s_i <= S and
 0 <= s_i <= c_i. With priorities, each priority class also has its own stages, so the
@@ -6,13 +7,19 @@ slots of class p are further bounded by that class's capacity C_p. These bounds 
 laminar family, so the feasible set is a polymatroid and the greedy rule stays optimal:
 visit items by decreasing r_i / c_i and give each min(c_i, slots left in the switch,
 slots left in its class). Both passes are vectorised cumulative sums.
+
+``even`` is not an optimisation: it is what the authors' controller installs for the
+shared and exclusive microbenchmarks (netx-repo/NetLock
+switch_code/netlock/controller_init/test.py, lines 395-430: ``qs = slot_num / tot_lk``
+slots for each of the benchmark's ``tot_lk`` locks, whatever their contention), so an open
+loop, whose concurrency on a lock no warm-up of another rack measures, never overflows.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-POLICIES = ("knapsack", "random")
+POLICIES = ("knapsack", "random", "even")
 
 
 def knapsack_order(rate_rps: np.ndarray, contention: np.ndarray) -> np.ndarray:
@@ -51,7 +58,13 @@ def fill(order: np.ndarray, contention: np.ndarray, priority: np.ndarray, budget
 def allocate(rate_rps: np.ndarray, contention: np.ndarray, priority: np.ndarray,
              budget: int, capacities: tuple[int, ...], policy: str = "knapsack",
              seed: int = 0) -> np.ndarray:
-    """Slots s_i per item (int64) under ``policy``; see :func:`fill` for the bounds."""
+    """Slots s_i per item (int64) under ``policy``; see :func:`fill` for the bounds (``even``
+    gives every item ``budget // items`` slots, or one each to the first ``budget`` items
+    when there are more items than slots, ignoring c_i; class capacities still bound it)."""
+    if policy == "even":
+        n = len(rate_rps)
+        share = np.full(n, max(budget // n, 1) if n else 0, dtype=np.int64)
+        return fill(np.arange(n), share, np.asarray(priority), budget, capacities)
     if policy == "knapsack":
         order = knapsack_order(rate_rps, contention)
     elif policy == "random":

@@ -66,7 +66,8 @@ ServerRateOpt = Annotated[float | None, typer.Option(
     "--server-rate", help="requests/s one lock server completes (default: servers.rate_rps, "
     "else 18e6)")]
 PolicyOpt = Annotated[str | None, typer.Option(
-    "--policy", help="knapsack (Algorithm 3) or random (default: policy.allocation)")]
+    "--policy", help="knapsack (Algorithm 3), random, or even (an equal share "
+    "for every lock) (default: policy.allocation)")]
 ContentionOpt = Annotated[str | None, typer.Option(
     "--contention", help="c_i statistic of measured concurrency: max, p999, p99, p95, ... "
     "(default: policy.contention, else max)")]

@@ -175,8 +175,10 @@ class Lease:
 class Policy:
     """How switch memory is allocated to locks."""
 
-    allocation: str = key("knapsack", "which locks get switch slots: knapsack (Algorithm 3) "
-                          "or random", choices=("knapsack", "random"))
+    allocation: str = key("knapsack", "which locks get switch slots: knapsack (Algorithm 3), "
+                          "random, or even (every lock of the workload an equal share, as "
+                          "the authors' controller sets up the microbenchmarks)",
+                          choices=("knapsack", "random", "even"))
     contention: str = key("max", "statistic of measured concurrency used as c_i: the "
                           "maximum or a percentile",
                           choices=("max", "p999", "p99", "p95", "p90", "p75", "p50"))

@@ -153,7 +153,7 @@ def _fig9_plot(table: pd.DataFrame) -> MplFigure:
 FIGURES = [
     Figure("fig8a", "Figure 8a: shared locks, latency vs throughput", "6.2", summary_table,
            _flat_latency_checks,
-           lambda t, x: _latency_vs_throughput(t, "Figure 8a: shared locks"), required=False),
+           lambda t, x: _latency_vs_throughput(t, "Figure 8a: shared locks")),
     Figure("fig8b", "Figure 8b: exclusive locks without contention", "6.2", summary_table,
            _flat_latency_checks,
            lambda t, x: _latency_vs_throughput(t, "Figure 8b: exclusive locks, no contention")),

@@ -82,3 +82,33 @@ def test_random_is_seeded_and_unknown_policy_fails() -> None:
     assert not np.array_equal(a, allocate(rate, contention, zeros, 10, (10,), "random", 6))
     with pytest.raises(ValueError, match="policy"):
         allocate(rate, contention, zeros, 10, (10,), "greedy")
+
+
+def even_oracle(n: int, budget: int, priority: np.ndarray, capacities: tuple[int, ...]) -> list:
+    """The authors' controller, item by item: budget // n slots each (at least one while
+    slots last), in item order, within the switch's and each class's slots left."""
+    share = max(budget // n, 1)
+    left, room, out = budget, list(capacities), []
+    for p in priority.tolist():
+        s = min(share, left, room[p])
+        out.append(s)
+        left -= s
+        room[p] -= s
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(instances())
+def test_even_split_ignores_rates_and_contention(instance) -> None:
+    rate, contention, priority, budget, capacities = instance
+    slots = allocate(rate, contention, priority, budget, capacities, "even")
+    assert list(slots) == even_oracle(len(rate), budget, priority, capacities)
+    assert np.array_equal(slots, allocate(rate[::-1].copy(), contention + 7, priority, budget,
+                                          capacities, "even"))
+
+
+def test_even_split_of_the_microbenchmark() -> None:
+    """Figure 8a: 12 locks on the testbed's 100K slots get 8,333 each, far above any c_i."""
+    slots = allocate(np.ones(12), np.full(12, 300), np.zeros(12, np.int64), 100_000,
+                     (100_000,), "even")
+    assert list(slots) == [8333] * 12

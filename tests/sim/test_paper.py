@@ -218,6 +218,21 @@ def test_safety_or_liveness_failures_fail_every_figure_check():
     assert held("fig8a", rows) == [True, True, False]
 
 
+def test_fig8a_is_required_and_its_checks_fail_when_shared_locks_cap():
+    """The table the model gave before the even split (docs/paper at 3ab9ca2: ten of the 12
+    shared locks held to about 2.2 M requests/s each by the overflow protocol) fails both of
+    Figure 8a's checks, and a failing check of Figure 8a fails ``netlock paper``."""
+    machines = [1, 2, 3, 4, 6, 8, 10, 12]
+    capped = pd.DataFrame({"clients.machines": machines,
+                           "throughput_rps": [10e6, 20e6, 30e6, 40e6, 60e6, 80e6, 92.5e6, 42.3e6],
+                           "latency_p50_us": [6.59, 6.60, 6.60, 6.60, 6.60, 6.60, 6.63, 134.18],
+                           "violations": 0, "stalled": 0})
+    assert held("fig8a", capped) == [False, False, True]
+    flat = capped.assign(throughput_rps=[m * 10e6 for m in machines], latency_p50_us=6.6)
+    assert held("fig8a", flat) == [True, True, True]
+    assert figure("fig8a").required
+
+
 def test_rising_and_falling_allow_only_their_slack():
     from sim.paper.figure import falling, rising
 
