@@ -123,6 +123,9 @@ HOP_BLOCKS = 32
 """Hop delays kept drawn ahead, in blocks of ``sim.core.draws.BLOCK``."""
 DENSE_TABLE = 1 << 22
 """Lock ids below this (and below the workload's lock count) are looked up in an array."""
+DRAW_AHEAD = True
+"""Whether a worker thread draws hop delays and transactions ahead of need
+(:mod:`sim.core.ahead`); without it the loop draws them when it runs out (same values)."""
 ROW_CHUNK = 1 << 17
 """Recorder rows per chunk. The engine writes its rows straight into a chunk, which becomes
 part of the results when full (chunks are recycled between runs: :mod:`sim.fast.chunks`)."""
@@ -192,9 +195,10 @@ class FastModel:
         weakref.finalize(self, chunks.give_back, self.owned)
         weakref.finalize(self, self.worker.close)
         net = self.config.network
+        worker = self.worker if DRAW_AHEAD else None
         self.hop_blocks = DrawAhead(partial(hop_block, self.net_rng, net.rtt_us / 2.0,
-                                            net.jitter_us, net.loss), self.worker)
-        ahead = self.worker if getattr(self.workload, "clients_independent", False) else None
+                                            net.jitter_us, net.loss), worker)
+        ahead = worker if getattr(self.workload, "clients_independent", False) else None
         self.txn_draws = [DrawAhead(partial(self.workload.sample_txns, self.txn_batch, rng,
                                             np.full(self.txn_batch, c, dtype=np.int64)), ahead)
                           for c, rng in enumerate(self.client_rngs)]
