@@ -138,13 +138,16 @@ def trace_from_uses(requests: pd.DataFrame, priorities: list[int]) -> Warmup:
 def distinct_items(item: np.ndarray, clients: np.ndarray) -> np.ndarray:
     """The item of each distinct (item, client) pair, sorted by item: as
     ``np.unique(np.stack([item, clients]), axis=1)[0]``, via one int64 key per pair when the
-    keys fit (a 200K-row warm-up trace: 0.12 -> 0.03 CPU s; a unique over columns sorts
-    them as opaque records)."""
+    keys fit, sorted and deduplicated by hand (a 200K-row warm-up trace: 0.12 -> 0.003 CPU s:
+    a unique over columns sorts them as opaque records, and NumPy 2.4's plain ``np.unique``
+    of 200K integers hashes them, 0.12 s, where a sort takes 2 ms)."""
     if len(item) == 0:
         return item
     width = int(clients.max()) + 1
     if item.min() >= 0 and clients.min() >= 0 and int(item.max()) < (1 << 62) // width:
-        return np.unique(item * width + clients) // width
+        keys = np.sort(item * width + clients)
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+        return keys // width
     return np.unique(np.stack([item, clients]), axis=1)[0]
 
 
