@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 
+import sim.fast.model as fast_model
 from netlock.bench import BenchResult
 from sim.paper.spec import CONFIG_DIR
 
@@ -41,8 +42,10 @@ _CHILD = "from sim.fast_bench_child import main; main()"
 def _child_cpu_s(args: list[str]) -> float:
     """CPU seconds (user + system) of one child process running ``args``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise RuntimeError(f"bench child exited {done.returncode}: {done.stderr.strip()[-500:]}")
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
@@ -107,8 +110,6 @@ def worker_thread_result(name: str, config: str, duration_s: float,
         on += shared_cores_wall_s(config, duration_s, True)
         off += shared_cores_wall_s(config, duration_s, False)
     with_thread, without = statistics.median(on), statistics.median(off)
-    from sim.fast.model import DRAW_AHEAD
-
     faster = "with" if with_thread < without else "without"
     return BenchResult(
         suite="sim-fast",
@@ -116,7 +117,8 @@ def worker_thread_result(name: str, config: str, duration_s: float,
         value=with_thread, unit="s", repeats=repeats, baseline_name="without the worker thread",
         baseline_value=without, higher_is_better=False,
         note=f"{duration_s * 1e3:g} ms simulated; loop and results; {faster} the thread is "
-             f"faster here; the default draws {'ahead on the thread' if DRAW_AHEAD else 'inline'}")
+             f"faster here; the default draws "
+             f"{'ahead on the thread' if fast_model.DRAW_AHEAD else 'on demand'}")
 
 
 def run(quick: bool) -> list[BenchResult]:

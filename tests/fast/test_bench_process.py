@@ -3,6 +3,7 @@ cores shared) have their shape and targets; the child process runs (no timing as
 
 from __future__ import annotations
 
+import sys
 from itertools import cycle
 
 import pytest
@@ -43,3 +44,8 @@ def test_the_child_times_a_real_run_in_phases():
     p = proc.phases()
     assert p["granted"] > 0
     assert all(p[k] > 0 for k in ("python_s", "imports_s", "setup_s", "run_s"))
+
+
+def test_a_failing_child_is_reported_with_its_last_words():
+    with pytest.raises(RuntimeError, match="exited 1: boom"):
+        proc._child_cpu_s([sys.executable, "-c", "import sys; sys.exit('boom')"])
