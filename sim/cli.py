@@ -38,7 +38,6 @@ from netlock.memory import check_fits
 from sim.core.budget import EXIT_CODE as BUDGET_EXIT
 from sim.core.budget import check_max_wall_s, stopped_line
 from sim.footprint import run_needs
-from sim.plots import plot_sweep
 from sim.run_engine import run_engine
 from sim.sweep import Provenance, claim_out, grid_points, parse_grid, run_sweep
 
@@ -314,6 +313,8 @@ def sweep_command(
                           point_progress=point_progress, max_wall_s=max_wall_s)
     if why:
         log.print(why)
+    from sim.plots import plot_sweep
+
     plots = plot_sweep(table, [a.key for a in axes], out,
                        caption=f"{config.name}, {chosen} engine, "
                                f"{base.sim.duration_s * 1e3:g} ms measured"
@@ -357,15 +358,9 @@ def plot_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``sim``, ``sweep``, ``plot``, ``paper``, ``trace`` and ``capacity`` to the
-    ``netlock`` app."""
-    from sim.capacity_cli import register as register_capacity
-    from sim.paper.cli import register as register_paper
-    from sim.trace_cli import register as register_trace
-
+    """Add ``sim``, ``sweep`` and ``plot`` to the ``netlock`` app (``paper``, ``trace`` and
+    ``capacity`` register from their own modules: ``netlock sim`` then spares importing
+    the paper's figures, matplotlib among them)."""
     app.command("sim")(sim_command)
     app.command("sweep")(sweep_command)
     app.command("plot")(plot_command)
-    register_paper(app)
-    register_trace(app)
-    register_capacity(app)

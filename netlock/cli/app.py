@@ -53,16 +53,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("sim.cli:register", "Plot a simulation run: throughput over time, the latency "
              "CDF, and the split of\ngrants between the switch and the lock servers "
              "(timeseries.png, latency_cdf.png,\nsplit.png)."),
-    "paper": ("sim.cli:register", "Reproduce a figure of the NetLock paper's evaluation from "
+    "paper": ("sim.paper.cli:register", "Reproduce a figure of the NetLock paper's evaluation from "
               "configs/paper/FIG.yaml and\ncheck the qualitative outcome its text states (exit 1 "
               "if a check of a required figure\nfails; the figures the model does not "
               "reproduce yet report theirs)."),
     "config": ("netlock.cli.config_cmd:register",
                "Validate experiment configs and list the keys they may set."),
-    "trace": ("sim.cli:register", "Workload traces: generate them."),
-    "capacity": ("sim.cli:register", "Find the smallest switch memory and lock-server count "
-                 "that meet a throughput (and\nlatency) target: the planner's model proposes, "
-                 "the simulator verifies."),
+    "trace": ("sim.trace_cli:register", "Workload traces: generate them."),
+    "capacity": ("sim.capacity_cli:register", "Find the smallest switch memory and lock-server "
+                 "count that meet a throughput (and\nlatency) target: the planner's model "
+                 "proposes, the simulator verifies."),
 }
 """Command name -> (its register function as ``module:function``, its short help), in the
 order ``netlock --help`` lists them."""

@@ -6,7 +6,9 @@ meanwhile; when the loop runs out, its refill takes what is ready instead of dra
 Each stream is drawn by one party at a time and in its own order (the worker runs its
 tasks first in, first out, and a refill draws by itself only after taking every pending
 result), so every value is the one drawing on demand gives. On TPC-C, whose draws are about
-a tenth of the loop's work, a 0.2 s run took 11 % less wall time (README, Benchmarks).
+a tenth of the loop's work, a 0.2 s run took 11 % less wall time (README, Benchmarks). With
+as many processes as cores (a sweep) the thread competes with the other process and runs
+were slower, so the fast engine draws on demand by default (:data:`sim.fast.fast_model.DRAW_AHEAD`).
 """
 
 from __future__ import annotations

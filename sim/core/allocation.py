@@ -135,6 +135,22 @@ def trace_from_uses(requests: pd.DataFrame, priorities: list[int]) -> Warmup:
     return Warmup(trace, clients)
 
 
+def distinct_items(item: np.ndarray, clients: np.ndarray) -> np.ndarray:
+    """The item of each distinct (item, client) pair, sorted by item: as
+    ``np.unique(np.stack([item, clients]), axis=1)[0]``, via one int64 key per pair when the
+    keys fit, sorted and deduplicated by hand (a 200K-row warm-up trace: 0.12 -> 0.003 CPU s:
+    a unique over columns sorts them as opaque records, and NumPy 2.4's plain ``np.unique``
+    of 200K integers hashes them, 0.12 s, where a sort takes 2 ms)."""
+    if len(item) == 0:
+        return item
+    width = int(clients.max()) + 1
+    if item.min() >= 0 and clients.min() >= 0 and int(item.max()) < (1 << 62) // width:
+        keys = np.sort(item * width + clients)
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+        return keys // width
+    return np.unique(np.stack([item, clients]), axis=1)[0]
+
+
 def contention(warmup: Warmup, stats: LockStats, priorities: int) -> np.ndarray:
     """c_i per item: the measured concurrency, but at least the number of clients that asked
     for the item, as a client may hold or wait for each lock once (the paper takes c_i from
@@ -143,8 +159,8 @@ def contention(warmup: Warmup, stats: LockStats, priorities: int) -> np.ndarray:
     trace = warmup.trace
     prio = np.minimum(trace.priority, priorities - 1) if priorities > 1 else 0
     item = trace.lock_id * max(priorities, 1) + prio
-    pairs = np.unique(np.stack([item, warmup.clients]), axis=1)
-    keys, askers = np.unique(pairs[0], return_counts=True)
+    keys, askers = np.unique(distinct_items(np.asarray(item, dtype=np.int64),
+                                            warmup.clients), return_counts=True)
     wanted = stats.lock_id * max(priorities, 1) + (stats.priority if priorities > 1 else 0)
     return np.maximum(stats.contention, askers[np.searchsorted(keys, wanted)])
 

@@ -124,6 +124,16 @@ HOP_BLOCKS = 32
 """Hop delays kept drawn ahead, in blocks of ``sim.core.draws.BLOCK``."""
 DENSE_TABLE = 1 << 22
 """Lock ids below this (and below the workload's lock count) are looked up in an array."""
+DRAW_AHEAD = False
+"""Whether a worker thread draws hop delays and transactions ahead of need
+(:mod:`sim.core.ahead`); without it the loop draws them when it runs out (same values).
+Off: with as many processes as cores (a sweep, ``netlock paper --workers``), runs were
+faster without the thread, which then competes with the other process for a core
+(2 processes on 2 shared cores, medians of 6 runs each way: micro-exclusive 0.05 s, loop
+and results 3.84-4.48 s wall without against 4.51-4.75 s with; TPC-C low 0.15 s 2.92
+against 3.93 s; CPU 5-15 % less without); ``netlock bench`` measures it again
+(:mod:`sim.fast_bench_process`). Alone on an idle machine the thread made a TPC-C run's
+loop about 11 % shorter in wall time (docs/benchmarks.md)."""
 ROW_CHUNK = 1 << 17
 """Recorder rows per chunk. The engine writes its rows straight into a chunk, which becomes
 part of the results when full (chunks are recycled between runs: :mod:`sim.fast.chunks`)."""
@@ -190,9 +200,10 @@ class FastModel:
         weakref.finalize(self, chunks.give_back, self.owned)
         weakref.finalize(self, self.worker.close)
         net = self.config.network
+        worker = self.worker if DRAW_AHEAD else None
         self.hop_blocks = DrawAhead(partial(hop_block, self.net_rng, net.rtt_us / 2.0,
-                                            net.jitter_us, net.loss), self.worker)
-        ahead = self.worker if getattr(self.workload, "clients_independent", False) else None
+                                            net.jitter_us, net.loss), worker)
+        ahead = worker if getattr(self.workload, "clients_independent", False) else None
         self.txn_draws = [DrawAhead(partial(self.workload.sample_txns, self.txn_batch, rng,
                                             np.full(self.txn_batch, c, dtype=np.int64)), ahead)
                           for c, rng in enumerate(self.client_rngs)]

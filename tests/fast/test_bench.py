@@ -3,6 +3,8 @@ the agreement check fails the results loudly (no timing asserted)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from sim import fast_bench as bench
@@ -16,8 +18,12 @@ def _phases(rps: float) -> Phases:
 
 
 class FakeLoop:
-    def run(self, *args):
-        return NativeRun(granted=1000, events=3000, loop_s=1000 / 1.8e7)
+    """The calendar queue at 18M requests/s, the heap at 9M, same results."""
+
+    def run(self, *args, queue="heap", **kwargs):
+        rate = 1.8e7 if queue == "calendar" else 9.0e6
+        return NativeRun(granted=1000, events=3000, loop_s=1000 / rate, latency_sum_us=5000.0,
+                         checksum=7)
 
     def close(self):
         pass
@@ -30,6 +36,7 @@ def rates(monkeypatch):
     monkeypatch.setattr(bench, "simpy_run", lambda d: _phases(2.0e5))
     monkeypatch.setattr(bench, "baseline_rate", lambda d: 1.0e5)
     monkeypatch.setattr(bench, "native_loop", FakeLoop)
+    monkeypatch.setattr(bench.fast_bench_process, "run", lambda quick: [])
     monkeypatch.setattr(bench, "tpcc_run", lambda d: Phases(
         granted=int(4e7 * d), events=int(1.5e8 * d), setup_s=1.0, loop_s=6.0 * d,
         results_s=1.0 * d, setup_wall_s=1.0, run_wall_s=6.0 * d))
@@ -47,14 +54,49 @@ def test_the_table_turns_measured_rates_into_speedups_and_met_targets(rates, mon
     and the next tests."""
     monkeypatch.setattr(bench, "check_agreement", lambda: (0.0, []))
     results = bench.run(quick=True)
-    assert all(r.ok for r in results)
+    assert all(r.ok for r in results if "fair native reference" not in r.name)
     main = results[0]
     assert main.value == pytest.approx(7.0e6) and main.baseline_value == 1.0e5
     assert main.speedup == pytest.approx(70.0)
-    assert "39% of the native loop" in main.note
-    assert _named(results, "native C loop").value == pytest.approx(1.8e7)
+    assert "39% of the fair native reference" in main.note
+    assert _named(results, "native C loop: fair").value == pytest.approx(1.8e7)
+    heap = _named(results, "native C loop: the same on a binary heap")
+    assert heap.value == pytest.approx(9.0e6) and heap.speedup == pytest.approx(0.5)
+    share = _named(results, "fast engine's event loop / the fair native reference")
+    assert share.value == pytest.approx(7.0 / 18.0) and share.target == 0.5 and not share.ok
     assert _named(results, "fast engine: setup").value == 0.5
     assert _named(results, "fast engine vs simpy").speedup == pytest.approx(35.0)
+
+
+def test_half_the_fair_reference_meets_its_goal_and_different_queue_results_fail(rates,
+                                                                               monkeypatch):
+    monkeypatch.setattr(bench, "check_agreement", lambda: (0.0, []))
+    monkeypatch.setattr(bench, "fast_run", lambda d, loss=0.0: _phases(9.0e6))
+    share = _named(bench.run(quick=True), "fast engine's event loop / the fair")
+    assert share.value == pytest.approx(0.5) and share.ok
+
+    class Inexact(FakeLoop):
+        def run(self, *args, queue="heap", **kwargs):
+            run = super().run(*args, queue=queue, **kwargs)
+            return run if queue == "heap" else replace(run, checksum=8)
+
+    monkeypatch.setattr(bench, "native_loop", Inexact)
+    results = bench.run(quick=True)
+    for start in ("fast engine's event loop / the fair", "native C loop: fair",
+                  "native C loop: the same"):
+        assert not _named(results, start).ok
+    assert "HEAP AND CALENDAR QUEUE RESULTS DIFFER" in _named(results, "fast engine's event").note
+
+
+def test_the_fair_reference_runs_the_micro_config_on_both_queues():
+    loop = bench.native_loop()
+    if loop is None:
+        pytest.skip("no C compiler")
+    try:
+        calendar, heap = bench.native_runs(loop, 0.0005)
+    finally:
+        loop.close()
+    assert calendar.outcome == heap.outcome and calendar.granted > 10_000
 
 
 def test_disagreement_is_the_largest_relative_difference_of_the_compared_figures():

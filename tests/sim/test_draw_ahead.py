@@ -76,10 +76,10 @@ def test_tpcc_clients_are_independent_unless_inserts_lock_fresh_rows():
 def run_tpcc(monkeypatch, ahead: bool):
     """A short TPC-C run (the NewOrder sketch, whose ~91 locks a transaction refill the hop
     stream often) with batches of 16 transactions, so that every client and the hop stream
-    refill several times; ``ahead=False`` draws every batch on demand."""
+    refill several times; ``ahead=False`` (the default, :data:`sim.fast.fast_model.DRAW_AHEAD`)
+    draws every batch on demand."""
     monkeypatch.setattr(fmodel, "txn_batch", lambda longest: 16)
-    if not ahead:
-        monkeypatch.setattr(TpccNewOrder, "clients_independent", property(lambda self: False))
+    monkeypatch.setattr(fmodel, "DRAW_AHEAD", ahead)
     cfg = config("tpcc-low", workload__generator="sketch", sim__duration_s=0.02,
                  sim__warmup_s=0.002)
     model = build(cfg)
@@ -95,7 +95,7 @@ def test_a_run_drawing_ahead_is_the_run_drawing_on_demand():
         demand = run_tpcc(mp, ahead=False)
     assert all(d.takes >= 3 and d.ahead for d in ahead.txn_draws)
     assert ahead.hop_blocks.takes >= 3
-    assert not any(d.ahead for d in demand.txn_draws)
+    assert not demand.hop_blocks.ahead and not any(d.ahead for d in demand.txn_draws)
     assert len(ahead.requests_frame()) > 100_000
     assert ahead.requests_frame().equals(demand.requests_frame())
     assert ahead.txns_frame().equals(demand.txns_frame())
