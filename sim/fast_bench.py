@@ -15,8 +15,9 @@ fast engine runs as any run does: leases, jitter, recording of every request, th
 checker and the liveness check; a second figure has ``network.loss`` > 0, so that the lossy
 path (a delay draw per packet, lost packets recovered by leases) is measured too. As in a
 sweep, a fast run reuses the recorder memory of earlier runs in the process
-(:mod:`sim.fast.chunks`). The main row keeps the earlier absolute goals, 6,000,000 requests/s
-and 50x the plain simpy model, and the engine must agree with the simpy engine: a short run of
+(:mod:`sim.fast.chunks`). Every goal is a ratio to a baseline measured in the same run
+(machines differ 4-6x and are shared; the earlier absolute goals, 6,000,000 requests/s and 50x
+plain simpy, are gone), and the engine must agree with the simpy engine: a short run of
 three configs on both engines with the same seed must give the same throughput, switch share
 and latency p50/p99 within 2 % and no safety violation, or the results are marked failed.
 
@@ -28,9 +29,10 @@ transaction, 42 M requests per simulated second over 59 M ids.) Its figure is th
 wall-clock seconds one simulated second takes, setup included (the engine uses more
 threads, so CPU seconds, given in the note, are more): a whole simulated second in a full
 run (one run, about a minute), the setup plus 0.2 s of loop and results scaled to a second
-in a quick one (the 5 ms warm-up is in the scaled part, so it errs high). The goal is under
-10 s. :mod:`sim.fast_bench_process` adds the rows about whole processes (a tiny run's fixed
-CPU, the worker thread with every core busy).
+in a quick one (the 5 ms warm-up is in the scaled part, so it errs high). The goal: its CPU
+seconds at most :data:`TPCC_NATIVE_RATIO` times the native loop's for the same events.
+:mod:`sim.fast_bench_process` adds the rows about whole processes (a tiny run's fixed CPU,
+the worker thread with every core busy).
 """
 
 from __future__ import annotations
@@ -63,8 +65,6 @@ from sim.paper.experiment_file import CONFIG_DIR
 from sim.simulate_simpy import simulate
 
 SUITE = "sim-fast"
-TARGET_RPS = 6_000_000.0
-TARGET_SPEEDUP = 50.0
 TOLERANCE = 0.02
 LOSS = 1e-4
 """``network.loss`` of the lossy figure: one hop in 10,000 loses its packet."""
@@ -72,8 +72,9 @@ REFERENCE_SHARE = 0.5
 """The fast engine's loop against the fair native reference, in the same run (issue 32)."""
 REFERENCE_NAME = "fair native reference (C, jittered delays, calendar queue)"
 TPCC_CONFIG = "tpcc-low.yaml"
-TPCC_TARGET_S = 10.0
-"""Wall-clock seconds per simulated second of TPC-C at the paper's scale."""
+TPCC_NATIVE_RATIO = 3.0
+"""CPU seconds per simulated second of TPC-C at the paper's scale, at most this many times
+what the native loop (same run) takes for the same number of events (issue 32)."""
 
 
 def fast_run(duration_s: float, loss: float = 0.0) -> Phases:
@@ -104,28 +105,35 @@ def timed_run(cfg: Config) -> Phases:
 
 
 def tpcc_result(quick: bool, native_events_per_s: float | None) -> BenchResult:
-    """Wall-clock seconds per simulated second of TPC-C (the issue's unit): setup plus the
-    loop and results, the latter scaled to a second when the run is shorter (quick); the
-    CPU seconds of each phase, every thread's, in the note, and how long the native loop
-    (events per CPU second measured in the same run) would take for the run's events
-    alone, with nothing of the model done for them."""
+    """CPU seconds per simulated second of TPC-C (setup plus the loop and results, the
+    latter scaled to a second when the run is shorter: quick), as a ratio to how long the
+    native loop (events per CPU second measured in the same run) takes for the run's events
+    alone, with nothing of the model done for them; at most :data:`TPCC_NATIVE_RATIO`.
+    Without a C compiler the row gives the CPU seconds and has no goal."""
     duration_s = 0.2 if quick else 1.0
     run_ = tpcc_run(duration_s)
     value = run_.setup_wall_s + run_.run_wall_s / duration_s
     cpu = run_.setup_s + (run_.loop_s + run_.results_s) / duration_s
     scaled = "" if duration_s == 1.0 else f", loop and results of {duration_s * 1e3:g} ms scaled"
     events = run_.events / duration_s
-    if native_events_per_s:
-        scaled += (f"; its {events / 1e6:.0f}M events alone take the native loop "
-                   f"{events / native_events_per_s:.1f} s ({native_events_per_s / 1e6:.1f}M "
-                   f"events/s)")
+    note = (f"{run_.granted / duration_s / 1e6:.1f}M requests per simulated second; "
+            f"{value:.1f} wall s; {cpu:.1f} CPU s: setup {run_.setup_s:.2f}, loop "
+            f"{run_.loop_s:.2f}, results {run_.results_s:.2f}{scaled}")
+    if not native_events_per_s:
+        return BenchResult(
+            suite=SUITE, name="TPC-C low, paper scale: CPU s per simulated second", value=cpu,
+            unit="s", repeats=1, higher_is_better=False,
+            note=note + "; no native loop (no C compiler), so no goal")
+    native_s = events / native_events_per_s
+    ratio = cpu / native_s
     return BenchResult(
-        suite=SUITE, name="TPC-C low, paper scale: wall s per simulated second",
-        value=value, unit="s", repeats=1, target=TPCC_TARGET_S, higher_is_better=False,
-        ok=value < TPCC_TARGET_S,
-        note=f"needs < {TPCC_TARGET_S:g} s; {run_.granted / duration_s / 1e6:.1f}M requests "
-             f"per simulated second; {cpu:.1f} CPU s: setup {run_.setup_s:.2f}, loop "
-             f"{run_.loop_s:.2f}, results {run_.results_s:.2f}{scaled}")
+        suite=SUITE, name="TPC-C low, paper scale: CPU per simulated second / the native "
+        "loop's for its events", value=ratio, unit="x", repeats=1, target=TPCC_NATIVE_RATIO,
+        higher_is_better=False, ok=ratio <= TPCC_NATIVE_RATIO,
+        baseline_name="native loop, same events", baseline_value=native_s,
+        note=f"needs <= {TPCC_NATIVE_RATIO:g}x; its {events / 1e6:.0f}M events alone take the "
+             f"native loop {native_s:.1f} s ({native_events_per_s / 1e6:.1f}M events/s); "
+             + note)
 
 
 def agreement_configs() -> dict[str, Config]:
@@ -262,16 +270,15 @@ def run(quick: bool) -> list[BenchResult]:
     worst, problems = check_agreement()
     agree = not problems
     speedup = value / base
-    fast_ok = value >= TARGET_RPS and speedup >= TARGET_SPEEDUP and agree
     failed = "; ".join(problems) if problems else ""
     of_native = (f"; {value / native_value:.0%} of the fair native reference" if native_value
                  else "; native loop skipped (no C compiler)")
     results = [
         BenchResult(suite=SUITE, name="fast engine, micro-exclusive: event loop", value=value,
                     unit="requests/s", repeats=repeats, baseline_name=BASELINE_NAME,
-                    baseline_value=base, target=TARGET_RPS, ok=fast_ok,
-                    note=f"needs >= {TARGET_RPS:,.0f}/s and >= {TARGET_SPEEDUP:g}x; "
-                         f"{fast_s * 1e3:g} ms simulated per run{of_native}"
+                    baseline_value=base, ok=agree,
+                    note=f"{speedup:.1f}x plain simpy; {fast_s * 1e3:g} ms simulated per run"
+                         f"{of_native}; its goal is the fair reference row's"
                          + (f"; ENGINES DISAGREE: {failed}" if failed else "")),
         BenchResult(suite=SUITE, name=f"fast engine, network.loss = {LOSS:g}: event loop",
                     value=lossy_value, unit="requests/s", repeats=repeats,
