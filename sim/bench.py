@@ -29,6 +29,7 @@ from dataclasses import dataclass, fields
 from netlock.bench import BenchResult
 from netlock.config import Config, config_from_dict
 from sim.baseline import run_baseline
+from sim.core import plan_cache
 from sim.core.pilot import forget_pilots
 from sim.model import build
 from sim.simulate import summarise
@@ -82,11 +83,12 @@ def medians(runs: list[Phases]) -> Phases:
 
 def timed_phases(build_model: Callable[[], object], run_loop: Callable[[object], None],
                  results: Callable[[object], dict], clear: Callable[[], None]) -> Phases:
-    """Time setup (``build_model``, after ``clear`` drops cached pilots), the loop and the
-    results of one run; ``results`` returns the run's summary."""
+    """Time setup (``build_model``, after ``clear`` drops cached pilots, with the plan cache
+    bypassed), the loop and the results of one run; ``results`` returns the run's summary."""
     clear()
     w0, t0 = time.perf_counter(), clock()
-    model = build_model()
+    with plan_cache.bypassed():
+        model = build_model()
     w1, t1 = time.perf_counter(), clock()
     run_loop(model)
     t2 = clock()

@@ -26,6 +26,7 @@ from netlock.config import Config
 from netlock.errors import ConfigError
 from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries
 from netlock.plan_io import load_plan
+from sim.core import plan_cache
 from sim.core.allocation import Partition, Warmup, plan_from_trace, trace_from_uses
 from sim.core.budget import WallBudget, WallBudgetSpent
 from sim.core.parts import client_workload
@@ -67,9 +68,23 @@ _PILOTS: dict[str, tuple[str, Warmup]] = {}
 def make_plan(config: Config, spec: RunSpec, start: StartPilot,
               engine: str, budget: WallBudget | None = None) -> tuple[Plan, Partition]:
     """The plan named by ``policy.plan``, else one made on the fly, its pilot run on
-    ``engine`` (:func:`pilot_trace`; within the run's wall ``budget``)."""
+    ``engine`` (:func:`pilot_trace`; within the run's wall ``budget``), or the same plan
+    made before, from the plan cache (:mod:`sim.core.plan_cache`)."""
     if config.policy.plan:
         return plan_from_file(config)
+    key = plan_cache.plan_key(config, engine) if plan_cache.enabled() else ""
+    cached = plan_cache.load(key) if key else None
+    if cached is not None:
+        return cached
+    made = _made_plan(config, spec, start, engine, budget)
+    if key:
+        plan_cache.store(key, made)
+    return made
+
+
+def _made_plan(config: Config, spec: RunSpec, start: StartPilot, engine: str,
+               budget: WallBudget | None) -> tuple[Plan, Partition]:
+    """The plan made afresh: the warm-up trace, the pilot run, Algorithm 3 (or random)."""
     priorities = list(spec.priorities)
     plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
     trace = Warmup(*warmup_trace(client_workload(config), config, priorities,
