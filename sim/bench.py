@@ -21,6 +21,7 @@ repeats; requests are the granted requests of the run.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from dataclasses import dataclass, fields
 from netlock.bench import BenchResult
 from netlock.config import Config, config_from_dict
 from sim.baseline import run_baseline
+from sim.core import plan_cache
 from sim.core.pilot import forget_pilots
 from sim.simpy_model import build
 from sim.simulate_simpy import summarise
@@ -81,12 +83,15 @@ def medians(runs: list[Phases]) -> Phases:
 
 
 def timed_phases(build_model: Callable[[], object], run_loop: Callable[[object], None],
-                 results: Callable[[object], dict], clear: Callable[[], None]) -> Phases:
-    """Time setup (``build_model``, after ``clear`` drops cached pilots), the loop and the
-    results of one run; ``results`` returns the run's summary."""
+                 results: Callable[[object], dict], clear: Callable[[], None],
+                 cached: bool = False) -> Phases:
+    """Time setup (``build_model``, after ``clear`` drops cached pilots; the plan cache
+    bypassed unless ``cached``), the loop and the results of one run; ``results`` returns
+    the run's summary."""
     clear()
     w0, t0 = time.perf_counter(), clock()
-    model = build_model()
+    with contextlib.nullcontext() if cached else plan_cache.bypassed():
+        model = build_model()
     w1, t1 = time.perf_counter(), clock()
     run_loop(model)
     t2 = clock()

@@ -2,7 +2,13 @@
 a test's outcome must not depend on how loaded the machine is (timing belongs to
 ``netlock bench``)."""
 
+import os
+
 from hypothesis import settings
+
+os.environ["NETLOCK_PLAN_CACHE"] = "off"
+"""Every test makes its plans afresh (a plan a test or an earlier run left in the cache
+would skip the pilot another test looks at); tests/sim/test_plan_cache.py turns it on."""
 
 pytest_plugins = ("tests.sim.cli_fixtures",)
 
@@ -12,8 +18,6 @@ settings.load_profile("netlock")
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``slow`` run only with RUN_SLOW=1 (CI runs them after ``make test``)."""
-    import os
-
     import pytest
 
     if os.environ.get("RUN_SLOW") == "1":

@@ -135,22 +135,6 @@ def trace_from_uses(requests: pd.DataFrame, priorities: list[int]) -> Warmup:
     return Warmup(trace, clients)
 
 
-def distinct_items(item: np.ndarray, clients: np.ndarray) -> np.ndarray:
-    """The item of each distinct (item, client) pair, sorted by item: as
-    ``np.unique(np.stack([item, clients]), axis=1)[0]``, via one int64 key per pair when the
-    keys fit, sorted and deduplicated by hand (a 200K-row warm-up trace: 0.12 -> 0.003 CPU s:
-    a unique over columns sorts them as opaque records, and NumPy 2.4's plain ``np.unique``
-    of 200K integers hashes them, 0.12 s, where a sort takes 2 ms)."""
-    if len(item) == 0:
-        return item
-    width = int(clients.max()) + 1
-    if item.min() >= 0 and clients.min() >= 0 and int(item.max()) < (1 << 62) // width:
-        keys = np.sort(item * width + clients)
-        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
-        return keys // width
-    return np.unique(np.stack([item, clients]), axis=1)[0]
-
-
 def contention(warmup: Warmup, stats: LockStats, priorities: int) -> np.ndarray:
     """c_i per item: the measured concurrency, but at least the number of clients that asked
     for the item, as a client may hold or wait for each lock once (the paper takes c_i from
@@ -159,10 +143,29 @@ def contention(warmup: Warmup, stats: LockStats, priorities: int) -> np.ndarray:
     trace = warmup.trace
     prio = np.minimum(trace.priority, priorities - 1) if priorities > 1 else 0
     item = trace.lock_id * max(priorities, 1) + prio
-    keys, askers = np.unique(distinct_items(np.asarray(item, dtype=np.int64),
-                                            warmup.clients), return_counts=True)
+    keys, askers = distinct_askers(item, warmup.clients)
     wanted = stats.lock_id * max(priorities, 1) + (stats.priority if priorities > 1 else 0)
     return np.maximum(stats.contention, askers[np.searchsorted(keys, wanted)])
+
+
+def distinct_askers(item: np.ndarray, clients: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct items (sorted) and how many distinct clients asked for each: one sort of
+    the (item, client) pairs, as one int64 where they fit (``np.unique(..., axis=1)``
+    compares them as opaque bytes and made most of a fast run's plan time)."""
+    if len(item) == 0:
+        return item[:0], np.zeros(0, dtype=np.int64)
+    width = int(clients.max()) + 1
+    if item.min() >= 0 and clients.min() >= 0 and int(item.max()) < (2**62) // width:
+        pairs = np.sort(item * width + clients)
+        item = pairs // width
+        first = np.r_[True, pairs[1:] != pairs[:-1]]
+    else:
+        order = np.lexsort((clients, item))
+        item, clients = item[order], clients[order]
+        first = np.r_[True, (item[1:] != item[:-1]) | (clients[1:] != clients[:-1])]
+    item = item[first]
+    starts = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
+    return item[starts], np.diff(np.r_[starts, len(item)])
 
 
 def plan_from_trace(warmup: Warmup, config: Config, hold_us: float,

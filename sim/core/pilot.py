@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import cache
 from typing import Protocol
 
 import numpy as np
@@ -26,6 +27,7 @@ from netlock.config import Config
 from netlock.errors import ConfigError
 from netlock.plan import Plan, PlanInputs, PlanSummary, SwitchEntries
 from netlock.plan_io import load_plan
+from sim.core import plan_cache
 from sim.core.allocation import Partition, Warmup, plan_from_trace, trace_from_uses
 from sim.core.budget import WallBudget, WallBudgetSpent
 from sim.core.parts import client_workload
@@ -67,16 +69,48 @@ _PILOTS: dict[str, tuple[str, Warmup]] = {}
 def make_plan(config: Config, spec: RunSpec, start: StartPilot,
               engine: str, budget: WallBudget | None = None) -> tuple[Plan, Partition]:
     """The plan named by ``policy.plan``, else one made on the fly, its pilot run on
-    ``engine`` (:func:`pilot_trace`; within the run's wall ``budget``)."""
+    ``engine`` (:func:`pilot_trace`; within the run's wall ``budget``), or the same plan
+    made before, from the plan cache (:mod:`sim.core.plan_cache`)."""
     if config.policy.plan:
         return plan_from_file(config)
-    priorities = list(spec.priorities)
-    plan_rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
-    trace = Warmup(*warmup_trace(client_workload(config), config, priorities,
-                                 spec.fetch_hops, plan_rng))
+    key = plan_cache.plan_key(config, engine) if plan_cache.enabled() else ""
+    cached = plan_cache.load(key) if key else None
+    if cached is not None:
+        return cached
+    made = _made_plan(config, spec, start, engine, budget)
+    if key:
+        plan_cache.store(key, made)
+    return made
+
+
+def _made_plan(config: Config, spec: RunSpec, start: StartPilot, engine: str,
+               budget: WallBudget | None) -> tuple[Plan, Partition]:
+    """The plan made afresh: the warm-up trace (drawn only where it is used), the pilot run,
+    Algorithm 3 (or random)."""
+
+    @cache
+    def synthetic() -> Warmup:
+        rng = np.random.default_rng(np.random.SeedSequence([config.sim.seed, PILOT_STREAM]))
+        return Warmup(*warmup_trace(client_workload(config), config, list(spec.priorities),
+                                    spec.fetch_hops, rng))
+
     if config.switch.slots > 0 and config.servers.count > 0:
-        trace = pilot_trace(config, trace, spec, start, engine, budget)
+        trace = pilot_trace(config, synthetic, spec, start, engine, budget)
+    else:
+        trace = synthetic()
     return plan_from_trace(trace, config, spec.hold_us)
+
+
+def servers_only(config: Config, synthetic: Callable[[], Warmup],
+                 hold_us: float) -> tuple[Plan, Partition]:
+    """The pilot run's plan: no lock in the switch, the lock servers partitioned as
+    :func:`plan_from_trace` with no slots partitions them. The racks read only a plan's
+    entries (none here), so with ``servers.partition`` hash (or one server), whose
+    partition reads no rates, the synthetic warm-up trace is not drawn for it."""
+    count = max(config.servers.count, 1)
+    if config.servers.partition == "hash" or count == 1:
+        return no_plan(config), Partition(count)
+    return plan_from_trace(synthetic(), config, hold_us, slots=0)
 
 
 def pilot_key(config: Config) -> str:
@@ -90,8 +124,8 @@ def pilot_key(config: Config) -> str:
     return json.dumps(doc, sort_keys=True, default=str)
 
 
-def pilot_trace(config: Config, synthetic: Warmup, spec: RunSpec, start: StartPilot,
-                engine: str, budget: WallBudget | None = None) -> Warmup:
+def pilot_trace(config: Config, synthetic: Callable[[], Warmup], spec: RunSpec,
+                start: StartPilot, engine: str, budget: WallBudget | None = None) -> Warmup:
     """The trace of a warm-up run with every lock on the lock servers.
 
     It runs for at least ``sim.warmup_s`` and until the clients have committed
@@ -106,8 +140,8 @@ def pilot_trace(config: Config, synthetic: Warmup, spec: RunSpec, start: StartPi
     kept = _PILOTS.get(engine)
     if kept is not None and kept[0] == key:
         return kept[1]
-    servers_only = plan_from_trace(synthetic, config, spec.hold_us, slots=0)
-    pilot = start(*servers_only, [config.sim.seed, PILOT_STREAM])
+    pilot = start(*servers_only(config, synthetic, spec.hold_us),
+                  [config.sim.seed, PILOT_STREAM])
     wanted = PILOT_TXNS_PER_CLIENT * config.workload.clients
     replayed = config.workload.kind == "trace"
     until = config.sim.warmup_s * 1e6 if replayed else max(config.sim.warmup_s * 1e6,
@@ -118,7 +152,7 @@ def pilot_trace(config: Config, synthetic: Warmup, spec: RunSpec, start: StartPi
         until += PILOT_STEP_US
         _advance(pilot, until - PILOT_STEP_US, until, budget)
     requests = pilot.requests_frame()
-    trace = trace_from_uses(requests, list(spec.priorities)) if len(requests) else synthetic
+    trace = trace_from_uses(requests, list(spec.priorities)) if len(requests) else synthetic()
     _PILOTS[engine] = (key, trace)
     return trace
 

@@ -80,10 +80,7 @@ class NetLockManager:
     def install_plan(self, node: SwitchNode) -> None:
         """Give every switch-resident lock of the plan its queue regions."""
         entries = self.plan.entries
-        for lock, prio, left, right in zip(entries.lock_id.tolist(), entries.priority.tolist(),
-                                           entries.left.tolist(), entries.right.tolist(),
-                                           strict=True):
-            node.dp.install(lock, prio, left, right)
+        node.dp.install_many(entries.lock_id, entries.priority, entries.left, entries.right)
         node.refresh_table()
 
     def use_switch(self, node: SwitchNode) -> None:
