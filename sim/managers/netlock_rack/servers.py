@@ -82,7 +82,7 @@ class ServerNode:
 
     def _serve(self, lock_id: int) -> float:
         """Queue one packet on its core; the delay until the core finishes it (us)."""
-        now = self.env._now
+        now = self.env.now
         core = self.core_of(lock_id)
         t = self.core_free[core]
         if t < now:
@@ -97,7 +97,7 @@ class ServerNode:
         """A request forwarded by the switch (served, overflow or release) arrives."""
         if not self.alive:
             return
-        if ring_full(self.core_free[self.core_of(lreq.lock_id)], self.env._now,
+        if ring_full(self.core_free[self.core_of(lreq.lock_id)], self.env.now,
                      self.service_us, self.rx_ring):
             self.rx_drops += 1
             self.m.server_rx_drop(lreq)
@@ -105,7 +105,7 @@ class ServerNode:
         delay = self._serve(lreq.lock_id)
         if self.grace.hold(lreq):
             return
-        self.m.server_actions(self, self.state.process(lreq, int(self.env._now)), delay,
+        self.m.server_actions(self, self.state.process(lreq, int(self.env.now)), delay,
                               self.core_of(lreq.lock_id))
 
     def adopt(self, parts: set[int], until_us: float) -> None:
