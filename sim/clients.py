@@ -146,7 +146,7 @@ class Client(FaultyLinks):
         self.at(at_us, self.begin_txn)
 
     def begin_txn(self) -> None:
-        now = self.env._now
+        now = self.env.now
         ready = self.txns.ready_us()
         if ready > now:
             if ready < INF:
@@ -178,7 +178,7 @@ class Client(FaultyLinks):
         next release goes, or what waited for the last."""
         if not self.unlocking or self.unlocking[0] is not req:
             return
-        now = self.env._now
+        now = self.env.now
         self.unlocking.pop(0)
         if self.unlocking:
             self.send_burst([self.unlocking[0]], now)
@@ -369,7 +369,7 @@ class Client(FaultyLinks):
     def on_grant(self, req: Req) -> None:
         """A grant arrived (an event): use it, ignore it or hand it back
         (:func:`netlock.client.grant_verdict`)."""
-        now = self.env._now
+        now = self.env.now
         held_slot = NOT_HELD
         for mine in self.held:
             if mine.rid == req.rid:
@@ -423,17 +423,17 @@ class Client(FaultyLinks):
         the transaction is retried after a back-off)."""
         if req.attempt == self.attempt and req.op == ACQUIRE and self.pending:
             self.rec.denied += 1
-            self.abort(self.env._now)
+            self.abort(self.env.now)
 
     def on_defer(self, req: Req, wait_us: float) -> None:
         """The lock manager asks to resend ``req`` after ``wait_us`` (e.g. over quota)."""
         if req.attempt == self.attempt:
             self.rec.retries += 1
-            self.at(self.env._now + wait_us, self._resend, req)
+            self.at(self.env.now + wait_us, self._resend, req)
 
     def _resend(self, req: Req) -> None:
         if req.attempt == self.attempt:
-            self.send_burst([req], self.env._now)
+            self.send_burst([req], self.env.now)
 
     def end_uses(self, now: float) -> tuple[list[Req], bool]:
         """Record every held lock's use; the releases to send and whether all were leased."""
@@ -455,7 +455,7 @@ class Client(FaultyLinks):
         return releases, all_valid
 
     def commit_event(self, attempt: int) -> None:
-        self.commit(attempt, self.env._now)
+        self.commit(attempt, self.env.now)
 
     def commit(self, attempt: int, now: float) -> None:
         """Commit at client time ``now``: releases and the next transaction in one burst."""
@@ -522,7 +522,7 @@ class Client(FaultyLinks):
     def retry(self, attempt: int) -> None:
         """The back-off of the attempt before ``attempt`` is over: try again."""
         if attempt == self.attempt:
-            now = self.env._now
+            now = self.env.now
             self.send_acquires(self.new_attempt(now), now)
 
     def on_timer(self) -> None:
@@ -532,7 +532,7 @@ class Client(FaultyLinks):
         and moves itself to the current attempt's deadline if that is later.
         """
         self.timer_at = math.inf
-        now = self.env._now
+        now = self.env.now
         if self.pending and now >= self.deadline:
             self.abort(now)
         elif self.deadline < math.inf:

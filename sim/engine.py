@@ -2,15 +2,17 @@
 
 Speed comes from keeping events per lock request few (an acquire reaching the lock manager,
 its grant reaching the client, its release reaching the lock manager) and cheap: the
-message in flight *is* the simpy event. A :class:`Req` carries ``callbacks`` and ``_ok`` as
-simpy's event loop expects and goes on simpy's heap directly; no ``Process``, ``Timeout``
-or ``Resource`` is created per request. :class:`RackEnvironment` is a
-``simpy.Environment`` whose run loop is ``step`` inlined (same semantics: callbacks in
-order, failed events that nobody defused crash the run). Rare things (think time, retries)
-use :meth:`Engine.call_later` or :meth:`Engine.call_at`, and long-lived activities
+message in flight *is* the event. A :class:`Req` carries ``callbacks`` and ``ok`` as an
+event on the environment's heap does; no ``Process``, ``Timeout`` or ``Resource`` is
+created per request. :class:`RackEnvironment` is a ``simpy.Environment`` that keeps its own
+heap and clock behind simpy's public scheduling members (``now``, ``schedule``, ``peek``,
+``step``, the members simpy documents for an environment to provide): every simpy event,
+process and timeout goes through ``schedule``, and the run loop is ``step`` inlined (same
+semantics: callbacks in order, failed events that nobody defused crash the run). Nothing
+here reads or writes simpy's private attributes. Rare things (think time, retries) use
+:meth:`Engine.call_later` or :meth:`Engine.call_at`, and long-lived activities
 (control-plane sweeps, probes, failure injection) are ordinary simpy processes on the same
-environment. Writing simpy's private ``_queue``, ``_eid`` and ``_now`` ties this module to the
-simpy versions pyproject.toml allows (tests/sim/test_simpy_pin.py checks them).
+environment.
 
 Simulated time is in microseconds (us) throughout.
 """
@@ -19,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from heapq import heappop, heappush
+from itertools import count
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL, URGENT
+from simpy.core import EmptySchedule, Infinity, StopSimulation
+from simpy.events import NORMAL, URGENT, EventPriority
 
 from netlock.packets import ACQUIRE as ACQUIRE
 from netlock.packets import EXCLUSIVE as EXCLUSIVE
@@ -44,7 +48,7 @@ class Req:
     __slots__ = ("attempt", "callbacks", "client", "follow", "lease_end", "lock", "mode", "op",
                  "priority", "rid", "slot", "source", "t_created", "t_enq", "t_grant",
                  "tenant")
-    _ok = True
+    ok = True
 
     def __init__(self, rid: int, client: Any, attempt: int, lock: int, mode: int,
                  tenant: int, priority: int, t_created: float) -> None:
@@ -80,7 +84,7 @@ class _Call:
     """A scheduled plain function call (simpy's event protocol, without a Process)."""
 
     __slots__ = ("args", "callbacks", "fn")
-    _ok = True
+    ok = True
 
     def __init__(self, fn: Callable[..., Any], args: tuple) -> None:
         self.fn = fn
@@ -99,57 +103,105 @@ class _Stop:
     """Marks the end of a run on the heap."""
 
     __slots__ = ("callbacks",)
-    _ok = True
+    ok = True
 
     def __init__(self) -> None:
         self.callbacks: list = []
 
 
 class RackEnvironment(simpy.Environment):
-    """A simpy environment with a tighter run loop and hot-path scheduling helpers."""
+    """A simpy environment with its own heap and clock, a tighter run loop and hot-path
+    scheduling helpers.
+
+    ``now`` is a plain attribute here (simpy's is a read-only property): the hot path reads
+    it on every packet. Heap entries are simpy's ``(time, priority, sequence, event)``, in
+    simpy's order.
+    """
+
+    now: float = 0.0  # shadows simpy's read-only property: instances hold the clock
+
+    def __init__(self, initial_time: float = 0.0) -> None:
+        super().__init__(initial_time)
+        self.now = initial_time
+        self.heap: list[tuple[float, EventPriority, int, Any]] = []
+        self.sequence = count()
+
+    def schedule(self, event: Any, priority: EventPriority = NORMAL,
+                 delay: float = 0) -> None:
+        """Schedule ``event`` with ``priority`` after ``delay`` (simpy's member)."""
+        heappush(self.heap, (self.now + delay, priority, next(self.sequence), event))
+
+    def peek(self) -> float:
+        """The time of the next scheduled event, ``Infinity`` if none (simpy's member)."""
+        return self.heap[0][0] if self.heap else Infinity
+
+    def step(self) -> None:
+        """Process the next event; :class:`simpy.core.EmptySchedule` if there is none
+        (simpy's member, with simpy's semantics)."""
+        try:
+            self.now, _, _, event = heappop(self.heap)
+        except IndexError:
+            raise EmptySchedule from None
+        callbacks, event.callbacks = event.callbacks, None
+        try:
+            for callback in callbacks:
+                callback(event)
+        except StopSimulation:
+            event.callbacks = callbacks[callbacks.index(callback) + 1:]
+            self.schedule(event, EventPriority(-1))
+            raise
+        if not event.ok and not event.defused:
+            _crash(event)
 
     def deliver(self, event: Any, handlers: list, delay_us: float) -> None:
         """Make ``event`` call ``handlers`` after ``delay_us`` (>= 0)."""
         event.callbacks = handlers
-        heappush(self._queue, (self._now + delay_us, NORMAL, next(self._eid), event))
+        heappush(self.heap, (self.now + delay_us, NORMAL, next(self.sequence), event))
 
     def deliver_at_function(self) -> Callable[[Any, list, float], None]:
         """``deliver_at(event, handlers, at_us)``: like :meth:`deliver` with an absolute
         time (>= now), as a closure over the heap for the hottest call sites."""
-        queue = self._queue
-        eid = self._eid
+        queue = self.heap
+        sequence = self.sequence
 
         def deliver_at(event: Any, handlers: list, at_us: float) -> None:
             event.callbacks = handlers
-            heappush(queue, (at_us, NORMAL, next(eid), event))
+            heappush(queue, (at_us, NORMAL, next(sequence), event))
 
         return deliver_at
 
     def run_until(self, until_us: float) -> None:
         """Process every event scheduled before ``until_us``, then set the clock to it."""
-        if until_us <= self._now:
-            raise ValueError(f"until ({until_us}) must be after the current time ({self._now})")
+        if until_us <= self.now:
+            raise ValueError(f"until ({until_us}) must be after the current time ({self.now})")
         stop = _Stop()
-        heappush(self._queue, (until_us, URGENT, next(self._eid), stop))
-        queue = self._queue
+        queue = self.heap
+        heappush(queue, (until_us, URGENT, next(self.sequence), stop))
         while queue:
-            self._now, _, _, event = heappop(queue)
+            self.now, _, _, event = heappop(queue)
             if event is stop:
                 return
             callbacks = event.callbacks
             event.callbacks = None
             for callback in callbacks:
                 callback(event)
-            if not event._ok and not hasattr(event, "_defused"):
-                exc = type(event._value)(*event._value.args)
-                exc.__cause__ = event._value
-                raise exc
-        self._now = until_us
+            if not event.ok and not event.defused:
+                _crash(event)
+        self.now = until_us
 
     @property
     def events_scheduled(self) -> int:
-        """Events put on the heap so far (simpy numbers them in order; this takes a number)."""
-        return next(self._eid)
+        """Events put on the heap so far (numbered in order; this takes a number)."""
+        return next(self.sequence)
+
+
+def _crash(event: Any) -> None:
+    """A failed event nobody defused ends the run with a copy of its exception (as simpy
+    does)."""
+    failure = event.value
+    exc = type(failure)(*failure.args)
+    exc.__cause__ = failure
+    raise exc
 
 
 class Engine:

@@ -61,7 +61,7 @@ class OpenLoopClient(Client):
     def send_next(self) -> None:
         """A send slot: the next trace request not skipped goes out; the next slot is
         scheduled one NIC gap later (or in the next window)."""
-        now = self.env._now
+        now = self.env.now
         source, busy = self.txns, self.busy
         for _ in range(SKIP_LIMIT):
             locks, modes = source.next()
@@ -97,7 +97,7 @@ class OpenLoopClient(Client):
     def on_grant(self, req: Req) -> None:
         """A grant arrived: record its use and release it at once (no think time); a grant
         whose lease already ended is not released (the lock manager clears it)."""
-        now = self.env._now
+        now = self.env.now
         if req.op != 0:
             return
         if self.skip_held:

@@ -20,7 +20,7 @@ from netlock.dataplane._kernel_jit import (
     kernel_sources,
 )
 
-__all__ = ["JIT_ENABLED", "kernel", "lockserver_sources", "step_kernel"]
+__all__ = ["JIT_ENABLED", "entry_point", "kernel", "lockserver_sources", "step_kernel"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -36,6 +36,24 @@ def step_kernel(func: F) -> F:
     they are ordinary compiled functions.
     """
     return kernel_inline(func)
+
+
+def entry_point(dispatcher: F, *example: object) -> F:
+    """The compiled ``dispatcher`` for the argument types of ``example``, called from Python
+    without numba's type dispatch (``dispatcher`` itself when the JIT is off).
+
+    Dispatch types every argument on every call: for a ``ServerState`` (a tuple of arrays)
+    that costs several microseconds, about ten times the call itself. The entry point
+    trusts its arguments instead: pass the example's types (same dtypes, dimensions and C
+    layout for arrays; ints for ints, floats for floats). Compiles without calling.
+    """
+    if not JIT_ENABLED:
+        return dispatcher
+    from netlock.dataplane._kernel_jit import _numba
+
+    types = tuple(_numba().typeof(a) for a in example)
+    dispatcher.compile(types)  # type: ignore[attr-defined]
+    return dispatcher.overloads[types].entry_point  # type: ignore[attr-defined]
 
 
 def lockserver_sources() -> list[Path]:

@@ -44,12 +44,14 @@ and the peak of holders plus waiting requests (:meth:`LockServer.counters`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
 from netlock.lockserver import kernels, store
+from netlock.lockserver._server_jit import entry_point
 from netlock.lockserver.hashmap import lookup
 from netlock.lockserver.server_state import (
     ARRIVING,
@@ -131,9 +133,9 @@ class LockServer:
     def process(self, req: LockRequest, now_us: int) -> list[Action]:
         """Handle a request forwarded by the switch (TO_SERVER, OVERFLOW or a bounce)."""
         self._room(classes=req.priority + 1)
-        n = kernels.process(self.state, SERVER, int(now_us), int(req.op), req.lock_id,
-                            int(req.mode), req.txn_id, req.client_id, req.tenant, req.priority,
-                            req.timestamp_us, _flags(req))
+        n = _process()(self.state, SERVER, int(now_us), int(req.op), req.lock_id,
+                       int(req.mode), req.txn_id, req.client_id, req.tenant, req.priority,
+                       req.timestamp_us, _flags(req))
         return self._actions(n)
 
     def notified(self, lock_id: int, priority: int, count: int) -> list[Action]:
@@ -464,6 +466,14 @@ class LockServer:
 
     def _actions(self, n: int) -> list[Action]:
         return actions_of(self.state, n)
+
+
+@cache
+def _process() -> Callable[..., int]:
+    """:func:`kernels.process` for a ``ServerState`` and ints, without type dispatch (every
+    request a server serves passes through it: :func:`entry_point` says why)."""
+    return entry_point(kernels.process, new_server_state(1, 1, locks=1, nodes=1, actions=1),
+                       *([0] * 11))
 
 
 def actions_of(st: ServerState, n: int) -> list[Action]:

@@ -87,7 +87,7 @@ class ClientLibraryManager:
         """The client library learns now that ``req`` holds its lock."""
         req.source = SERVER
         self.granted += 1
-        now = self.env._now
+        now = self.env.now
         req.client.receive(req, now, now, lease_us)
 
     def released(self, _old: Any, req: Req, *_: Any) -> None:

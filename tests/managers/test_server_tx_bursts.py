@@ -20,7 +20,7 @@ class Rack:
 
     def server_actions(self, server, actions, delay, core=-1):
         for action in actions:
-            server.send(core, action.request.txn_id, self.engine.env._now + delay)
+            server.send(core, action.request.txn_id, self.engine.env.now + delay)
 
     def server_send(self, server, packet, depart):
         self.sent.append((packet, depart))

@@ -153,7 +153,7 @@ class ConcordiaManager:
 
     def lock_timeout(self, event: Event, sends: int) -> None:
         if event.state == WAITING and event.sends == sends and not (
-                0 <= event.answered_at <= self.env._now):
+                0 <= event.answered_at <= self.env.now):
             self.counts["retransmits"] += 1
             self.send_lock(event)
 
@@ -178,7 +178,7 @@ class ConcordiaManager:
                 self.counts["granted"] += 1
                 self.counts["granted_in_switch"] += event.at_switch
                 req.source = SWITCH if event.at_switch else SERVER
-                req.client.receive(req, self.env._now, event.locked_at)
+                req.client.receive(req, self.env.now, event.locked_at)
                 self.next_event(req)
             else:
                 self.counts["late_grants_unlocked"] += 1
@@ -200,7 +200,7 @@ class ConcordiaManager:
     def unlock_timeout(self, event: Event, sends: int) -> None:
         if event.unlock_sends != sends:
             return
-        if 0 <= event.unlocked_at <= self.env._now:
+        if 0 <= event.unlocked_at <= self.env.now:
             self.events.pop(event.req.rid, None)
         else:
             self.counts["unlock_retransmits"] += 1
@@ -212,7 +212,7 @@ class ConcordiaManager:
         return req.client.cid % self.nodes
 
     def at_switch(self, event: Event) -> None:
-        now = self.env._now + self.pass_us
+        now = self.env.now + self.pass_us
         req = event.req
         block = req.lock
         if block not in self.in_switch:
@@ -227,7 +227,7 @@ class ConcordiaManager:
             self.reply(event, now, 1, False)
             return
         event.at_switch = True
-        event.locked_at = self.env._now
+        event.locked_at = self.env.now
         fanout, unshared = self.meta.event(block, self.node(req), req.mode == EXCLUSIVE)
         self.switch_hotness[block] = self.switch_hotness.get(block, 0) + fanout
         if fanout:
@@ -241,7 +241,7 @@ class ConcordiaManager:
             self.reply(event, now, 1, True)
 
     def at_home(self, event: Event) -> None:
-        now = self.env._now
+        now = self.env.now
         req = event.req
         block = req.lock
         home = self.homes[block % self.nodes]
@@ -288,7 +288,7 @@ class ConcordiaManager:
         block = req.lock
         if block in self.in_switch:
             self.switch.unlock(block, req.rid, req.mode == EXCLUSIVE)
-            self.unlock_acked(event, self.env._now + self.pass_us, 1)
+            self.unlock_acked(event, self.env.now + self.pass_us, 1)
             return
         hop = self.network.hop()
         if hop >= 0:
@@ -298,7 +298,7 @@ class ConcordiaManager:
         req = event.req
         home = self.homes[req.lock % self.nodes]
         home.locks.unlock(req.lock, req.rid, req.mode == EXCLUSIVE)
-        self.unlock_acked(event, home.work(self.env._now, 2), 2)
+        self.unlock_acked(event, home.work(self.env.now, 2), 2)
 
     def unlock_acked(self, event: Event, at: float, hops: int) -> None:
         delay = self.network.path(hops)
@@ -327,7 +327,7 @@ class ConcordiaManager:
         return self.homes[block % self.nodes].locks.idle(block)
 
     def migrate(self) -> None:
-        now = self.env._now
+        now = self.env.now
         moves = plan_epoch([h.hotness for h in self.homes], self.switch_hotness,
                            self.in_switch, self.c.switch_blocks, self.c.top_k, self.movable)
         for block in moves.removed:

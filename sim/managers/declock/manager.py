@@ -67,7 +67,7 @@ class DecLockManager(ClientLibraryManager):
 
     def _leave(self, req: Req, _: int) -> list[Entry]:
         """The FAA, and the READ of the ring posted with it (it occupies the RNIC too)."""
-        self.fabric.nodes[self.node(req.lock)].execute(self.env._now, READ, req.lock)
+        self.fabric.nodes[self.node(req.lock)].execute(self.env.now, READ, req.lock)
         return self.queue(req.lock).leave(req)
 
     def _handed(self, group: list[Entry], req: Req, _: int) -> None:

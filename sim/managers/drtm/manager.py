@@ -57,7 +57,7 @@ class DrtmManager(ClientLibraryManager):
         if req.mode == EXCLUSIVE:
             new = (1, req.client.cid + 1, 0.0)
         else:
-            new = (0, 0, self.env._now + self.read_lease_us)
+            new = (0, 0, self.env.now + self.read_lease_us)
         self.verb(req, CAS, self._apply, self._acquired, expected, new)
 
     def _apply(self, req: Req, expected: tuple, new: tuple) -> tuple[int, int, float]:
@@ -77,7 +77,7 @@ class DrtmManager(ClientLibraryManager):
         locked, _, lease_end = old
         if locked:
             self.deny(req)
-        elif lease_end > self.env._now:
+        elif lease_end > self.env.now:
             if req.mode == SHARED:
                 self.shared_without_write += 1
                 self.grant(req)

@@ -105,9 +105,9 @@ class DslrManager(ClientLibraryManager):
             return
         if w.last_ticket(old, exclusive, self.limit):
             self.resetters[req.rid] = Resetter(w.frozen_maxima(old, exclusive, self.limit),
-                                               self.env._now)
+                                               self.env.now)
             self.verb(req, READ, self._read, self._try_reset)
-        self.tickets[req.rid] = Ticket(old[w.X_MAX], old[w.S_MAX], self.env._now)
+        self.tickets[req.rid] = Ticket(old[w.X_MAX], old[w.S_MAX], self.env.now)
         self._check(old, req)
 
     def _wait_reset(self, old: w.Word, req: Req, *_: Any) -> None:
@@ -127,7 +127,7 @@ class DslrManager(ClientLibraryManager):
         if w.passed_by(word, t.xm, t.sm):
             self._fail(req)
             return
-        now = self.env._now
+        now = self.env.now
         counters = (word[w.X_CNT], word[w.S_CNT])
         if counters != t.seen:
             t.seen = counters
@@ -163,7 +163,7 @@ class DslrManager(ClientLibraryManager):
         that died or overstayed their lease never release: the lease rule of waiters),
         and only when no overflowed +1 is still to be taken back."""
         r = self.resetters[req.rid]
-        now = self.env._now
+        now = self.env.now
         counters = (old[w.X_CNT], old[w.S_CNT])
         if counters != r.seen:
             r.seen = counters

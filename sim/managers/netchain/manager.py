@@ -56,7 +56,7 @@ class NetChainManager:
                 del self.registers[req.lock]
 
     def test_and_set(self, req: Req) -> None:
-        now = self.env._now
+        now = self.env.now
         back = self.network.hop()
         if req.lock not in self.registers:
             self.registers[req.lock] = req.rid

@@ -127,7 +127,7 @@ class NetLockManager:
         if not self.servers:
             return
         server = self.owner(req.lock)
-        now = self.env._now
+        now = self.env.now
         lreq = LockRequest(OPS[req.op], MODES[req.mode], req.lock, req.rid, req.client.cid,
                            req.tenant, priority, int(now), overflow=overflow)
         if req.op == ACQUIRE:
@@ -141,14 +141,14 @@ class NetLockManager:
         if not self.servers:
             return
         server = self.owner(lock)
-        now = self.env._now
+        now = self.env.now
         arrival = server.up.arrival(now + delay + self.network.reliable_hop())
         self.engine.call_at(arrival, server.on_notify, lock, priority, count)
 
     def defer(self, req: Req, delay: float) -> None:
         hop = self.network.hop()
         if hop >= 0:
-            now = self.env._now
+            now = self.env.now
             arrival = req.client.machine.down.arrival(now + delay + hop)
             self.engine.call_at(arrival, req.client.on_defer, req,
                                self.cfg.switch.quota_window_us)
@@ -159,7 +159,7 @@ class NetLockManager:
                        core: int = -1) -> None:
         """A server's ``actions``, from the packet its core ``core`` is done with ``delay``
         us from now (``core`` < 0: its control logic, sent at once)."""
-        t = self.env._now + delay
+        t = self.env.now + delay
         for action in actions:
             kind = action.kind
             if kind == ActionKind.GRANT:
@@ -187,7 +187,7 @@ class NetLockManager:
         """A server's packet leaves it at ``depart`` (us): a grant (the granted request)
         goes to its client through the switch, a push-back (the wire request) to the
         switch."""
-        now = self.env._now
+        now = self.env.now
         if isinstance(packet, LockRequest):
             arrival = server.down.arrival(depart + self.network.reliable_hop())
             self.engine.call_at(arrival, self.push_back, packet)

@@ -35,7 +35,8 @@ from sim.network import Link
 from sim.tx_bursts import TxBursts
 
 _rss_core = getattr(rss_core, "py_func", rss_core)
-"""Called per packet from Python: the rule's Python body, not a compiled call."""
+_ring_full = getattr(ring_full, "py_func", ring_full)
+"""Called per packet from Python: the rules' Python bodies, not compiled calls."""
 
 class ServerHost(Protocol):
     """What a lock server needs from the rack that holds it (the NetLock manager): the
@@ -76,14 +77,9 @@ class ServerNode:
         self.rx_ring = rx_ring
         self.rx_drops = 0
 
-    def core_of(self, lock_id: int) -> int:
-        """The core RSS gives the packets of ``lock_id``."""
-        return _rss_core(lock_id, self.cores)
-
-    def _serve(self, lock_id: int) -> float:
-        """Queue one packet on its core; the delay until the core finishes it (us)."""
-        now = self.env._now
-        core = self.core_of(lock_id)
+    def _serve(self, core: int) -> float:
+        """Queue one packet on ``core``; the delay until the core finishes it (us)."""
+        now = self.env.now
         t = self.core_free[core]
         if t < now:
             t = now
@@ -97,16 +93,16 @@ class ServerNode:
         """A request forwarded by the switch (served, overflow or release) arrives."""
         if not self.alive:
             return
-        if ring_full(self.core_free[self.core_of(lreq.lock_id)], self.env._now,
-                     self.service_us, self.rx_ring):
+        core = _rss_core(lreq.lock_id, self.cores)
+        now = self.env.now
+        if _ring_full(self.core_free[core], now, self.service_us, self.rx_ring):
             self.rx_drops += 1
             self.m.server_rx_drop(lreq)
             return
-        delay = self._serve(lreq.lock_id)
+        delay = self._serve(core)
         if self.grace.hold(lreq):
             return
-        self.m.server_actions(self, self.state.process(lreq, int(self.env._now)), delay,
-                              self.core_of(lreq.lock_id))
+        self.m.server_actions(self, self.state.process(lreq, int(now)), delay, core)
 
     def adopt(self, parts: set[int], until_us: float) -> None:
         """Grant none of the adopted partitions ``parts`` before ``until_us``."""
@@ -128,9 +124,10 @@ class ServerNode:
         """The switch says the queue of (lock, priority) drained: push back up to ``count``."""
         if not self.alive:
             return
-        delay = self._serve(lock_id)
+        core = _rss_core(lock_id, self.cores)
+        delay = self._serve(core)
         self.m.server_actions(self, self.state.notified(lock_id, priority, count), delay,
-                              self.core_of(lock_id))
+                              core)
 
     def send(self, core: int, packet: Any, t: float) -> None:
         """Core ``core`` sends ``packet`` when done with its cause at ``t`` (us): into its TX

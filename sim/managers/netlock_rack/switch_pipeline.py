@@ -150,7 +150,7 @@ class SwitchNode:
 
     def acquire(self, req: Req, push_back: int = 0) -> None:
         """An acquire (or a server's push-back of one) enters the pipeline now."""
-        now = self.env._now
+        now = self.env.now
         i = self.index(req.lock)
         n = self._acquire(i, req.lock, req.mode, req.rid, req.client.cid, req.tenant,
                           req.priority, push_back, int(now))
@@ -158,7 +158,7 @@ class SwitchNode:
 
     def release(self, req: Req) -> None:
         """A release enters the pipeline now."""
-        now = self.env._now
+        now = self.env.now
         i = self.index(req.lock)
         n = self._release(i, req.lock, req.mode, req.rid, req.client.cid, req.tenant,
                           req.priority, req.slot, int(now))
@@ -175,7 +175,7 @@ class SwitchNode:
         as two :meth:`_occupy` calls compute them (release, then acquire), so that both
         engines get the same doubles.
         """
-        now = self.env._now
+        now = self.env.now
         get = self.table.get
         lock1, lock2 = rel.lock, acq.lock
         i1 = get(lock1, -1)
@@ -221,11 +221,11 @@ class SwitchNode:
         if n == 0:
             self.waiting.put(req)
             if self.probe is not None:
-                self.probe.entered(req, self.env._now)
+                self.probe.entered(req, self.env.now)
             return
         if i >= 0 and out[O_KIND] == GRANT:
             if self.probe is not None:
-                self.probe.entered(req, self.env._now)
+                self.probe.entered(req, self.env.now)
             if n == 1:
                 req.slot = out[O_SLOT]
                 self.grant(req, delay)
@@ -235,7 +235,7 @@ class SwitchNode:
     def _after_release(self, req: Req, i: int, n: int, out: memoryview, delay: float) -> None:
         if (self.probe is not None and i >= 0
                 and not (n and out[O_KIND] == DROP and out[O_SELF])):
-            self.probe.left(req, self.env._now)
+            self.probe.left(req, self.env.now)
         if n:
             self.dispatch(out, n, req, delay)
 
@@ -251,7 +251,7 @@ class SwitchNode:
             if more < 0:
                 return
             hop += more
-        now = self.env._now
+        now = self.env.now
         req.client.receive(req, now + delay + hop, now)
 
     def dispatch(self, out: memoryview, n: int, req: Req | None, delay: float) -> None:
@@ -281,16 +281,16 @@ class SwitchNode:
         """The lock server buffering ``lock``'s overflow failed: forget that backlog and
         grant what waited behind it."""
         n = kernels.forget_backlog(self.locks, self.regions, self.slots, self.ctl, self.trace,
-                                   self.out, self.dp.lock_index(lock), int(self.env._now))
+                                   self.out, self.dp.lock_index(lock), int(self.env.now))
         if n:
-            self.dispatch(self.out_mv, n, None, self._occupy(self.env._now,
+            self.dispatch(self.out_mv, n, None, self._occupy(self.env.now,
                                                              self.ctl_mv[C_PASSES]))
 
     def expire(self, now_us: int, lease_us: int) -> int:
         """The control plane's lease sweep; returns the holders it expired."""
         n = kernels.expire(self.locks, self.regions, self.slots, self.ctl, self.trace, self.out,
                            now_us, lease_us)
-        delay = self._occupy(self.env._now, self.ctl_mv[C_PASSES])
+        delay = self._occupy(self.env.now, self.ctl_mv[C_PASSES])
         if n:
             self.dispatch(self.out_mv, n, None, delay)
         expired = int(self.ctl[C_EXPIRED])

@@ -84,13 +84,13 @@ class Fabric:
         """Client ``cid`` posts ``verb`` on ``addr`` of lock server ``node`` now:
         ``apply(*args)`` changes the target memory when the verb gets there and returns
         what the verb reads; ``done(value, *args)`` runs when the completion is back."""
-        now = self.env._now
+        now = self.env.now
         arrive = self.nic_of(cid).send(now) + self.network.reliable_path(TO_SERVER_HOPS)
         self.engine.call_at(arrive, self._at_target, node, verb, addr, apply, done, args)
 
     def _at_target(self, node: int, verb: int, addr: int, apply: Callable[..., Any],
                    done: Callable[..., None], args: tuple) -> None:
-        now = self.env._now
+        now = self.env.now
         value = apply(*args)
         back = (self.nodes[node].execute(now, verb, addr)
                 + self.network.reliable_path(TO_SERVER_HOPS))
@@ -99,7 +99,7 @@ class Fabric:
     def message(self, src: int, dst: int, deliver: Callable[..., None], *args: Any) -> None:
         """Client ``src`` sends a message to client ``dst`` (a SEND through the ToR: two
         hops); ``deliver(*args)`` runs on arrival."""
-        now = self.env._now
+        now = self.env.now
         depart = self.nic_of(src).send(now)
         arrive = depart + self.network.reliable_hop() + self.network.reliable_hop()
         self.nic_of(dst).counts[SEND] += 1

@@ -91,7 +91,7 @@ class ServerCentricManager:
         self.acks = 0
 
     def on_packets(self, first: Req) -> None:
-        now = self.env._now
+        now = self.env.now
         for req in each_packet(first):
             cid = req.client.cid
             if req.op == ACQUIRE and self.acks_due.get(cid, 0) > 0:
@@ -116,7 +116,7 @@ class ServerCentricManager:
         self.acks_due[cid] -= 1
         if self.acks_due[cid] > 0:
             return
-        now = self.env._now
+        now = self.env.now
         leave = now + client.tx_us
         for req in self.blocked.pop(cid, ()):
             req.t_created = now
@@ -125,7 +125,7 @@ class ServerCentricManager:
                 self.send(req, leave + hop)
 
     def on_message(self, server: Server, req: Req) -> None:
-        now = self.env._now
+        now = self.env.now
         lreq = LockRequest(OPS[req.op], MODES[req.mode], req.lock, req.rid, req.client.cid,
                            timestamp_us=int(now))
         if req.op == ACQUIRE:
