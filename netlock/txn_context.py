@@ -10,7 +10,7 @@ records uses and schedules events.
 
 The life cycle:
 
-- :func:`start_txn` then :func:`start_attempt`: a transaction's acquires all leave at once;
+- :func:`start_attempt`, for a new transaction or a retry: its acquires all leave at once;
   the attempt's deadline is set, and the context's one timer armed if none is pending;
 - a grant that arrives: :func:`grant_action` (use, ignore or hand back;
   :func:`netlock.client.grant_verdict`), then for a used one :func:`take_grant`: the lease
@@ -25,6 +25,10 @@ The life cycle:
   or a lock manager's own);
 - :func:`hands_back`: a grant handed back is released if its lease still runs.
 
+An open-loop context (``clients.send_limit_per_ms`` > 0) sends one-lock requests on a
+schedule instead: :func:`next_send` (:func:`netlock.client.open_loop_send_at`, its send
+window in the row) and :func:`open_grant` (each grant recorded and released at once).
+
 Every function is :func:`jitable`: compiled into the fast engine's loop, plain Python in
 the simpy engine (cheaper there than a call into compiled code).
 """
@@ -34,19 +38,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from netlock.client import backoff_slots, grant_verdict
+from netlock.client import backoff_slots, grant_verdict, open_loop_send_at
 from netlock.dataplane._kernel_jit import jitable
 
-X_ATTEMPT, X_NLOCKS, X_PENDING, X_NHELD, X_ABORTS = range(5)
+X_ATTEMPT, X_NLOCKS, X_PENDING, X_NHELD, X_ABORTS, X_SENT = range(6)
 """``ci`` columns: the current attempt's number (a grant of another attempt is stale), the
 transaction's locks (0 while none is under way), its grants still awaited, the grants it
-holds, and the attempts given up so far (the back-off's draw index)."""
-N_X = 5
-XF_TXN_START, XF_NEXT_START, XF_DEADLINE, XF_TIMER_AT = range(4)
+holds, the attempts given up so far (the back-off's draw index), and (open loop) the
+packets sent in the current send window."""
+N_X = 6
+XF_TXN_START, XF_NEXT_START, XF_DEADLINE, XF_TIMER_AT, XF_WINDOW = range(5)
 """``cf`` columns (us): when the transaction started, the earliest the next may start
-(the rate cap), the attempt's deadline (``inf`` when it waits for nothing), and when the
-pending timer fires (``inf``: none pending)."""
-N_XF = 4
+(the rate cap), the attempt's deadline (``inf`` when it waits for nothing), when the
+pending timer fires (``inf``: none pending), and (open loop) the start of the current send
+window."""
+N_XF = 5
 
 LEASE_OVER, MORE, COMMIT_NOW, COMMIT_LATER = range(4)
 """:func:`take_grant`'s answers: abort (the lease ended before the grant arrived), wait for
@@ -58,33 +64,37 @@ TIMER_IDLE, TIMER_ABORT, TIMER_REARM = range(3)
 ``cf[XF_TIMER_AT]``."""
 AS_EVENT, TAKE_NOW, SETTLE_NOW = range(3)
 """:func:`on_arrival`'s answers."""
+OPEN_IGNORE, OPEN_EXPIRED, OPEN_RELEASE = range(3)
+""":func:`open_grant`'s answers."""
 
 INF = math.inf
 
 
-def new_row() -> tuple[list[int], list[float]]:
+def new_row(window_us: float = 0.0) -> tuple[list[int], list[float]]:
     """A context's state before its first transaction, as Python lists (the simpy
-    engine's)."""
-    return [0] * N_X, [0.0, 0.0, INF, INF]
+    engine's); ``window_us``: an open-loop context's first send window starts one window
+    after it."""
+    return [0] * N_X, [0.0, 0.0, INF, INF, window_us]
 
 
 @jitable
-def start_txn(ci: Any, cf: Any, locks: int, now: float, gap_per_lock_us: float) -> None:
-    """A transaction of ``locks`` locks starts at ``now``; with a rate cap
-    (``gap_per_lock_us`` > 0: at most one acquire per gap on average) the next one may
-    start no earlier than one gap per lock after this one (or after the last cap)."""
-    ci[X_NLOCKS] = locks
-    cf[XF_TXN_START] = now
-    if gap_per_lock_us > 0:
-        cf[XF_NEXT_START] = max(cf[XF_NEXT_START], now) + gap_per_lock_us * locks
+def start_attempt(ci: Any, cf: Any, now: float, timeout_us: float, new_locks: int,
+                  gap_per_lock_us: float) -> bool:
+    """An attempt starts at ``now``: the first of a new transaction of ``new_locks`` locks,
+    or (``new_locks`` < 0) a retry of the current one. It awaits a grant per lock until
+    ``timeout_us`` later (:func:`netlock.client.attempt_timeout_us`, or a lock manager's
+    own). Returns whether to arm the timer for ``cf[XF_TIMER_AT]`` (a context has one timer
+    pending at most; a pending one moves itself to a later deadline).
 
-
-@jitable
-def start_attempt(ci: Any, cf: Any, now: float, timeout_us: float) -> bool:
-    """An attempt at the current transaction starts at ``now``: it awaits a grant per lock
-    until ``timeout_us`` later (:func:`netlock.client.attempt_timeout_us`, or a lock
-    manager's own). Returns whether to arm the timer for ``cf[XF_TIMER_AT]`` (a context has
-    one timer pending at most; a pending one moves itself to a later deadline)."""
+    A new transaction starts its clock; with a rate cap (``gap_per_lock_us`` > 0: one
+    acquire per gap on average) the next one may start no earlier than one gap per lock
+    after this one (or after the last cap). One function for both, rather than a step per
+    transaction and one per attempt: the simpy engine calls it once per request."""
+    if new_locks >= 0:
+        ci[X_NLOCKS] = new_locks
+        cf[XF_TXN_START] = now
+        if gap_per_lock_us > 0:
+            cf[XF_NEXT_START] = max(cf[XF_NEXT_START], now) + gap_per_lock_us * new_locks
     ci[X_ATTEMPT] += 1
     ci[X_PENDING] = ci[X_NLOCKS]
     ci[X_NHELD] = 0
@@ -111,8 +121,8 @@ def on_arrival(ci: Any, cf: Any, attempt: int, acquire: bool, t: float, lease_en
     ``t`` when it is the last grant the current attempt awaits in time: ``TAKE_NOW`` when the
     context commits at once (``instant``), ``SETTLE_NOW`` when besides nothing is held, its
     lease runs and the next transaction starts at once (``settle``: no rate cap): then the
-    engine commits the one lock and starts the next transaction (:func:`take_grant`,
-    :func:`end_txn` and :func:`start_txn` would answer ``COMMIT_NOW`` and ``BEGIN_NOW``).
+    engine commits the one lock and starts the next transaction (:func:`take_grant` and
+    :func:`end_txn` would answer ``COMMIT_NOW`` and ``BEGIN_NOW``).
     Nothing else the context does can come between, so handling it at once is exact."""
     if not (instant and acquire and ci[X_PENDING] == 1 and attempt == ci[X_ATTEMPT]
             and t < cf[XF_DEADLINE]):
@@ -221,3 +231,26 @@ def hands_back(acquire: bool, now: float, lease_end: float) -> bool:
     """Whether a grant the context hands back (:data:`netlock.client.HAND_BACK`) is released:
     only an acquire's grant whose lease still runs (a late one is cleared by its lease)."""
     return acquire and now < lease_end
+
+
+@jitable
+def next_send(ci: Any, cf: Any, ready_us: float, limit_per_ms: int) -> float:
+    """When an open-loop context sends its next request, ready at ``ready_us`` (its last
+    send plus its NIC gap): :func:`netlock.client.open_loop_send_at`, which moves the row's
+    send window and count."""
+    t, window, sent = open_loop_send_at(ready_us, cf[XF_WINDOW], ci[X_SENT], limit_per_ms)
+    cf[XF_WINDOW] = window
+    ci[X_SENT] = sent
+    return t
+
+
+@jitable
+def open_grant(acquire: bool, now: float, lease_end: float) -> int:
+    """What an open-loop context does with a grant arriving at ``now``: ``OPEN_IGNORE``
+    one that is not an acquire's (a copy of a request it already released); otherwise it
+    records the use (up to the lease's end if that came first) and releases the lock at
+    once (``OPEN_RELEASE``), unless the lease already ended (``OPEN_EXPIRED``: the lock
+    manager clears it; ``client.c`` lines 915-921)."""
+    if not acquire:
+        return OPEN_IGNORE
+    return OPEN_RELEASE if now < lease_end else OPEN_EXPIRED

@@ -1,7 +1,8 @@
 """Client machines running closed-loop transactions against any lock manager.
 
 Each client process is one transaction context of a client machine, and follows the
-client's rules of :mod:`netlock.client`: an attempt sends all its acquires back to back
+client's rules of :mod:`netlock.client`, applied by :mod:`netlock.txn_context`'s steps on its
+state row (the fast engine calls the same steps): an attempt sends all its acquires back to back
 (through the machine's NIC, one per ``gap`` us), waits for every grant, reads its data if
 the workload has any (one round trip to the database servers, unless the lock manager
 forwards grants through them: the one-RTT mode), thinks, then releases everything and
@@ -79,7 +80,6 @@ from netlock.txn_context import (
     new_row,
     on_arrival,
     start_attempt,
-    start_txn,
     take_grant,
     timer_fires,
 )
@@ -221,19 +221,18 @@ class Client(FaultyLinks):
     def next_txn(self, now: float) -> list[Req]:
         """Draw the next transaction and make its first attempt's acquires."""
         self.locks, self.modes = self.txns.next()
-        start_txn(self.ci, self.cf, len(self.locks), now, self.p.gap_per_lock_us)
-        return self.new_attempt(now)
+        return self.new_attempt(now, len(self.locks))
 
-    def new_attempt(self, now: float) -> list[Req]:
-        """A fresh attempt at the current transaction: all its acquires, and its deadline
-        (:func:`netlock.txn_context.start_attempt`)."""
+    def new_attempt(self, now: float, new_locks: int = -1) -> list[Req]:
+        """A fresh attempt at the current transaction (a new one of ``new_locks`` locks):
+        all its acquires, and its deadline (:func:`netlock.txn_context.start_attempt`)."""
         p = self.p
         if self.sequential:
             timeout = self.rack.one_at_a_time_timeout_us
         else:
             timeout = attempt_timeout_us(len(self.locks), p.timeout_us, p.think_us, p.lease_us)
         cf = self.cf
-        arm = start_attempt(self.ci, cf, now, timeout)
+        arm = start_attempt(self.ci, cf, now, timeout, new_locks, p.gap_per_lock_us)
         attempt = self.ci[X_ATTEMPT]
         self.held = []
         rack = self.rack
@@ -370,8 +369,7 @@ class Client(FaultyLinks):
         self.locks = locks
         self.modes = modes
         ci, cf = self.ci, self.cf
-        start_txn(ci, cf, 1, t, self.p.gap_per_lock_us)
-        arm = start_attempt(ci, cf, t, self.timeout_one_us)
+        arm = start_attempt(ci, cf, t, self.timeout_one_us, 1, self.p.gap_per_lock_us)
         attempt = ci[X_ATTEMPT]
         rack = self.rack
         rid = rack.next_rid

@@ -1,6 +1,8 @@
 """Client machines' transaction contexts, compiled: :mod:`sim.clients`' behaviour step for step.
 
-The rules are :mod:`netlock.client`'s: an attempt sends all its acquires back to back; with
+The rules are :mod:`netlock.client`'s, applied by :mod:`netlock.txn_context`'s steps on each
+context's rows ``r.ci[c]``, ``r.cf[c]``; this module keeps the requests, held locks, records,
+sends and events around them: an attempt sends all its acquires back to back; with
 every grant in, the client reads its data (``fetch_hops`` reliable hops), thinks, then
 releases everything and starts the next transaction, at most one acquire per
 ``gap_per_lock_us`` when the offered load is capped. An attempt not fully granted by its
@@ -43,7 +45,6 @@ from netlock.txn_context import (
     lease_runs,
     on_arrival,
     start_attempt,
-    start_txn,
     take_grant,
     timer_fires,
 )
@@ -278,13 +279,14 @@ send_burst_inline = inlined(send_burst)
 # --- transactions --------------------------------------------------------------------------
 
 @fast_jit_inline
-def new_attempt(r: RackArrays, c: int, now: float, count: int) -> int:
-    """A fresh attempt at the current transaction (:func:`netlock.txn_context.start_attempt`):
-    all its acquires, appended to ``r.burst`` after ``count`` packets (the new count is
-    returned), and its deadline."""
+def new_attempt(r: RackArrays, c: int, now: float, count: int, new_txn: bool) -> int:
+    """A fresh attempt at the current transaction (a new one: ``new_txn``;
+    :func:`netlock.txn_context.start_attempt`): all its acquires, appended to ``r.burst``
+    after ``count`` packets (the new count is returned), and its deadline."""
     n = r.ci[c, CI_NLOCKS]
     arm = start_attempt(r.ci[c], r.cf[c], now, attempt_timeout_us(
-        n, r.pf[P_TIMEOUT], r.pf[P_THINK], r.pf[P_LEASE_CLIENT]))
+        n, r.pf[P_TIMEOUT], r.pf[P_THINK], r.pf[P_LEASE_CLIENT]), n if new_txn else -1,
+        r.pf[P_GAP_PER_LOCK])
     attempt = r.ci[c, CI_ATTEMPT]
     for k in range(n):
         r.burst[count + k] = new_request(r, c, attempt, r.cur_lock[c, k], r.cur_mode[c, k],
@@ -319,8 +321,7 @@ def next_txn(r: RackArrays, c: int, now: float, count: int) -> int:
     """Draw the next transaction and append its first attempt's acquires to ``r.burst``
     after ``count`` packets; the new count."""
     draw_txn(r, c)
-    start_txn(r.ci[c], r.cf[c], r.ci[c, CI_NLOCKS], now, r.pf[P_GAP_PER_LOCK])
-    return new_attempt(r, c, now, count)
+    return new_attempt(r, c, now, count, True)
 
 
 next_txn_inline = inlined(next_txn)
@@ -404,7 +405,7 @@ def give_up(r: RackArrays, c: int, count: int, now: float) -> None:
 def retry(r: RackArrays, c: int, attempt: int, now: float) -> None:
     """The back-off of the attempt before ``attempt`` is over: try again."""
     if is_current(r.ci[c], attempt):
-        send_burst(r, c, new_attempt(r, c, now, 0), now)
+        send_burst(r, c, new_attempt(r, c, now, 0, False), now)
 
 
 @fast_jit

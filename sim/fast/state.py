@@ -46,10 +46,12 @@ from netlock.txn_context import (
     X_NHELD,
     X_NLOCKS,
     X_PENDING,
+    X_SENT,
     XF_DEADLINE,
     XF_NEXT_START,
     XF_TIMER_AT,
     XF_TXN_START,
+    XF_WINDOW,
 )
 
 if TYPE_CHECKING:
@@ -73,15 +75,15 @@ IN_DEAD = 4  # an original let go while copies of it live: kept for their lookup
 # context's state row (netlock.txn_context), which its kernels take as r.ci[c], r.cf[c]
 CI_ATTEMPT, CI_NLOCKS, CI_PENDING, CI_NHELD, CI_ABORTS = (X_ATTEMPT, X_NLOCKS, X_PENDING,
                                                           X_NHELD, X_ABORTS)
+CI_SENT = X_SENT  # open loop: packets sent in the current send window
 CI_TENANT, CI_PRIORITY, CI_TX_NEXT, CI_TX_N, CI_TX_OFF, CI_NEED = range(N_X, N_X + 6)
-CI_SENT = N_X + 6  # open loop: packets sent in the current send window
-N_CI = N_X + 7
+N_CI = N_X + 6
 CF_TXN_START, CF_NEXT_START, CF_DEADLINE, CF_TIMER_AT = (XF_TXN_START, XF_NEXT_START,
                                                          XF_DEADLINE, XF_TIMER_AT)
+CF_WINDOW = XF_WINDOW  # open loop: start of the current send window (us)
 CF_FREE_AT, CF_GAP, CF_UP_LAST, CF_DOWN_LAST, CF_START = range(N_XF, N_XF + 5)
 CF_HOLD = N_XF + 5  # a timed trace replay: the current transaction's hold after its last grant
-CF_WINDOW = N_XF + 6  # open loop: start of the current send window (us)
-N_CF = N_XF + 7
+N_CF = N_XF + 6
 
 # lock servers: srv_f[s, :]
 SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
