@@ -1,7 +1,8 @@
 """Client machines running closed-loop transactions against any lock manager.
 
 Each client process is one transaction context of a client machine, and follows the
-client's rules of :mod:`netlock.client`: an attempt sends all its acquires back to back
+client's rules of :mod:`netlock.client`, applied by :mod:`netlock.txn_context`'s steps on its
+state row (the fast engine calls the same steps): an attempt sends all its acquires back to back
 (through the machine's NIC, one per ``gap`` us), waits for every grant, reads its data if
 the workload has any (one round trip to the database servers, unless the lock manager
 forwards grants through them: the one-RTT mode), thinks, then releases everything and
@@ -53,15 +54,36 @@ from typing import Any
 
 import numpy as np
 
-from netlock.client import (
-    BURST_US,
-    HAND_BACK,
-    NOT_HELD,
-    USE,
-    attempt_timeout_us,
-    backoff_slots,
-    grant_verdict,
+from netlock.client import BURST_US, HAND_BACK, NOT_HELD, USE, attempt_timeout_us
+from netlock.txn_context import (
+    AS_EVENT,
+    BEGIN_LATER,
+    COMMIT_NOW,
+    GIVE_UP,
+    LEASE_OVER,
+    MORE,
+    SETTLE_NOW,
+    TIMER_ABORT,
+    TIMER_REARM,
+    X_ABORTS,
+    X_ATTEMPT,
+    X_NLOCKS,
+    XF_NEXT_START,
+    XF_TIMER_AT,
+    XF_TXN_START,
+    awaits,
+    end_txn,
+    grant_action,
+    hands_back,
+    is_current,
+    lease_runs,
+    new_row,
+    on_arrival,
+    start_attempt,
+    take_grant,
+    timer_fires,
 )
+from netlock.txn_context import give_up as give_up_attempt
 from sim.client_faults import FaultyLinks
 from sim.client_inputs import ClientParams, SimpyRack, TxnSource
 from sim.engine import ACQUIRE, RELEASE, Req
@@ -74,17 +96,18 @@ INF = math.inf
 class Client(FaultyLinks):
     """One client process: a closed loop of transactions with leases and retries.
 
-    Its attributes are slots: the hot path reads and writes about forty of them per request,
+    Its transaction state is :mod:`netlock.txn_context`'s row (``ci``, ``cf``: two lists),
+    which that module's rules change; the rest are its requests and its engine's handles.
+    Its attributes are slots: the hot path reads and writes many of them per request,
     and an instance dict of more than 30 keys stops sharing its keys (CPython), which made
     each access a few ns slower.
     """
 
-    __slots__ = ("aborts", "add_txn", "add_use", "asking", "attempt", "cid", "deadline",
-                 "deliver_at", "engine", "env", "fast", "faults", "grant_handlers", "held", "hops",
-                 "instant", "lease_us", "locks", "lossy", "machine", "modes", "network",
-                 "next_start", "one_lock", "one_mode", "p", "pending", "priority", "rack", "rec",
-                 "rx_us", "sequential", "spare", "tenant", "timeout_one_us", "timer_at", "todo",
-                 "tx_us", "txn_start", "txns", "unlocked", "unlocking")
+    __slots__ = ("add_txn", "add_use", "asking", "cf", "ci", "cid", "deliver_at", "engine",
+                 "env", "fast", "faults", "grant_handlers", "held", "hops", "instant",
+                 "lease_us", "locks", "lossy", "machine", "modes", "network", "one_lock",
+                 "one_mode", "p", "priority", "rack", "rec", "rx_us", "sequential", "spare",
+                 "tenant", "timeout_one_us", "todo", "tx_us", "txns", "unlocked", "unlocking")
 
     def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int) -> None:
@@ -108,24 +131,18 @@ class Client(FaultyLinks):
         self.timeout_one_us = attempt_timeout_us(1, params.timeout_us, params.think_us,
                                                  params.lease_us)
         """The timeout of one-lock attempts (the inline path's)."""
-        self.aborts = 0
         self.faults = rack.network.faults
         self.lossy = rack.network.loss > 0 or self.faults is not None
         self.hops = rack.network.block
         self.tenant = tenant
         self.priority = priority
         self.grant_handlers = [self.on_grant]
-        self.attempt = 0
+        self.ci, self.cf = new_row()
         self.locks: list[int] = []
         self.modes: list[int] = []
         self.one_lock = [0]
         self.one_mode = [0]
-        self.pending = 0
         self.held: list[Req] = []
-        self.txn_start = 0.0
-        self.next_start = 0.0
-        self.deadline = math.inf
-        self.timer_at = math.inf
         self.spare: Req | None = None
         self.sequential = rack.one_at_a_time
         self.todo: list[Req] = []
@@ -137,12 +154,27 @@ class Client(FaultyLinks):
         self.unlocked: Any = None
         """One at a time: what to do (a function of the client time) when they are done."""
 
+    @property
+    def attempt(self) -> int:
+        """The current attempt's number (a request of another one is stale)."""
+        return self.ci[X_ATTEMPT]
+
+    @property
+    def aborts(self) -> int:
+        """Attempts given up so far."""
+        return self.ci[X_ABORTS]
+
+    @property
+    def txn_start(self) -> float:
+        """When the current transaction started (us; it names the transaction)."""
+        return self.cf[XF_TXN_START]
+
     def at(self, t: float, fn: Any, *args: Any) -> None:
         """Call ``fn(*args)`` at client time ``t`` (>= the engine's clock)."""
         self.engine.call_at(t, fn, *args)
 
     def start(self, at_us: float) -> None:
-        self.next_start = at_us
+        self.cf[XF_NEXT_START] = at_us
         self.at(at_us, self.begin_txn)
 
     def begin_txn(self) -> None:
@@ -189,17 +221,19 @@ class Client(FaultyLinks):
     def next_txn(self, now: float) -> list[Req]:
         """Draw the next transaction and make its first attempt's acquires."""
         self.locks, self.modes = self.txns.next()
-        self.txn_start = now
-        gap = self.p.gap_per_lock_us
-        if gap > 0:
-            self.next_start = max(self.next_start, now) + gap * len(self.locks)
-        return self.new_attempt(now)
+        return self.new_attempt(now, len(self.locks))
 
-    def new_attempt(self, now: float) -> list[Req]:
-        """A fresh attempt at the current transaction: all its acquires, and its deadline."""
-        self.attempt += 1
-        attempt = self.attempt
-        self.pending = len(self.locks)
+    def new_attempt(self, now: float, new_locks: int = -1) -> list[Req]:
+        """A fresh attempt at the current transaction (a new one of ``new_locks`` locks):
+        all its acquires, and its deadline (:func:`netlock.txn_context.start_attempt`)."""
+        p = self.p
+        if self.sequential:
+            timeout = self.rack.one_at_a_time_timeout_us
+        else:
+            timeout = attempt_timeout_us(len(self.locks), p.timeout_us, p.think_us, p.lease_us)
+        cf = self.cf
+        arm = start_attempt(self.ci, cf, now, timeout, new_locks, p.gap_per_lock_us)
+        attempt = self.ci[X_ATTEMPT]
         self.held = []
         rack = self.rack
         rid = rack.next_rid
@@ -207,15 +241,8 @@ class Client(FaultyLinks):
         tenant, priority = self.tenant, self.priority
         reqs = [Req(rid + k, self, attempt, lock, mode, tenant, priority, now)
                 for k, (lock, mode) in enumerate(zip(self.locks, self.modes, strict=True))]
-        p = self.p
-        if self.sequential:
-            self.deadline = now + self.rack.one_at_a_time_timeout_us
-        else:
-            self.deadline = now + attempt_timeout_us(len(self.locks), p.timeout_us,
-                                                     p.think_us, p.lease_us)
-        if self.timer_at == math.inf:
-            self.timer_at = self.deadline
-            self.at(self.deadline, self.on_timer)
+        if arm:
+            self.at(cf[XF_TIMER_AT], self.on_timer)
         return reqs
 
     def send_burst(self, packets: list[Req], now: float) -> None:
@@ -285,15 +312,14 @@ class Client(FaultyLinks):
             t = down.last
         else:
             down.last = t
-        if (not self.fast or self.pending != 1 or self.held or req.op
-                or req.attempt != self.attempt or t >= self.deadline or t >= lease_end):
-            if (self.instant and self.pending == 1 and not req.op
-                    and req.attempt == self.attempt and t < self.deadline):
-                self.granted(req, t)
-            else:
-                self.deliver_at(req, self.grant_handlers, t)
-            return
-        self.commit_one(req, t)
+        action = on_arrival(self.ci, self.cf, req.attempt, not req.op, t, lease_end,
+                            self.instant, self.fast)
+        if action == SETTLE_NOW:
+            self.commit_one(req, t)
+        elif action == AS_EVENT:
+            self.deliver_at(req, self.grant_handlers, t)
+        else:
+            self.granted(req, t)
 
     def commit_one(self, req: Req, t: float) -> None:
         """:meth:`receive`'s inline path: the grant ``req`` completes a one-lock attempt at
@@ -301,7 +327,7 @@ class Client(FaultyLinks):
         acquires, one burst (on a lossless network written out for two packets)."""
         tenant = self.tenant
         cid = self.cid
-        start = self.txn_start
+        start = self.cf[XF_TXN_START]
         self.add_use((t, t - req.t_created, tenant, req.source, req.lock, req.mode, t, cid,
                       start))
         self.add_txn((t, t - start, tenant, 1, cid))
@@ -342,9 +368,9 @@ class Client(FaultyLinks):
         modes[0] = mode = source.modes.pop()
         self.locks = locks
         self.modes = modes
-        self.txn_start = t
-        self.attempt = attempt = self.attempt + 1
-        self.pending = 1
+        ci, cf = self.ci, self.cf
+        arm = start_attempt(ci, cf, t, self.timeout_one_us, 1, self.p.gap_per_lock_us)
+        attempt = ci[X_ATTEMPT]
         rack = self.rack
         rid = rack.next_rid
         rack.next_rid = rid + 1
@@ -360,10 +386,8 @@ class Client(FaultyLinks):
             new.t_created = t
             new.op = ACQUIRE
             new.source = -1
-        self.deadline = deadline = t + self.timeout_one_us
-        if self.timer_at == INF:
-            self.timer_at = deadline
-            self.at(deadline, self.on_timer)
+        if arm:
+            self.at(cf[XF_TIMER_AT], self.on_timer)
         return new
 
     def on_grant(self, req: Req) -> None:
@@ -375,8 +399,7 @@ class Client(FaultyLinks):
             if mine.rid == req.rid:
                 held_slot = mine.slot
                 break
-        waiting = req.attempt == self.attempt and req.op == ACQUIRE and self.pending > 0
-        verdict = grant_verdict(waiting, held_slot, req.slot)
+        verdict = grant_action(self.ci, req.attempt, req.op == ACQUIRE, held_slot, req.slot)
         if verdict == USE:
             self.granted(req, now)
         elif verdict == HAND_BACK:
@@ -385,35 +408,35 @@ class Client(FaultyLinks):
             self.rec.ignored_grants += 1
 
     def granted(self, req: Req, now: float) -> None:
-        """A grant of the current attempt arrives at client time ``now``."""
-        if now >= req.lease_end:
+        """A grant of the current attempt arrives at client time ``now``
+        (:func:`netlock.txn_context.take_grant`)."""
+        action = take_grant(self.ci, self.cf, now, req.lease_end, self.instant)
+        if action == LEASE_OVER:
             self.abort(now)
             return
         req.t_grant = now
         self.held.append(req)
         self.asking = None
-        self.pending -= 1
-        if self.pending:
+        if action == MORE:
             if self.todo:
                 self.asking = nxt = self.todo.pop()
                 nxt.t_created = now
                 self.send_burst([nxt], now)
             return
-        self.deadline = math.inf
-        if self.instant:
-            self.commit(self.attempt, now)
+        if action == COMMIT_NOW:
+            self.commit(self.ci[X_ATTEMPT], now)
             return
         p = self.p
         wait = p.think_us if self.txns.hold_us is None else self.txns.hold_us
         if p.fetch_hops:
             wait += self.network.reliable_path(p.fetch_hops)
-        self.at(now + wait, self.commit_event, self.attempt)
+        self.at(now + wait, self.commit_event, self.ci[X_ATTEMPT])
 
     def stale_grant(self, req: Req, now: float) -> None:
         """A grant for an attempt already given up: hand the lock back if still leased."""
         self.rec.stale_grants += 1
         self.rec.handbacks.append((now, req.lock))
-        if now < req.lease_end and req.op == ACQUIRE:
+        if hands_back(req.op == ACQUIRE, now, req.lease_end):
             req.op = RELEASE
             self.send_burst([req], now)
 
@@ -421,34 +444,34 @@ class Client(FaultyLinks):
         """The lock manager refused ``req`` (a fail-and-retry design; an event): the
         attempt it belongs to is given up like a timed-out one (what it holds is released,
         the transaction is retried after a back-off)."""
-        if req.attempt == self.attempt and req.op == ACQUIRE and self.pending:
+        if awaits(self.ci, req.attempt, req.op == ACQUIRE):
             self.rec.denied += 1
             self.abort(self.env.now)
 
     def on_defer(self, req: Req, wait_us: float) -> None:
         """The lock manager asks to resend ``req`` after ``wait_us`` (e.g. over quota)."""
-        if req.attempt == self.attempt:
+        if is_current(self.ci, req.attempt):
             self.rec.retries += 1
             self.at(self.env.now + wait_us, self._resend, req)
 
     def _resend(self, req: Req) -> None:
-        if req.attempt == self.attempt:
+        if is_current(self.ci, req.attempt):
             self.send_burst([req], self.env.now)
 
     def end_uses(self, now: float) -> tuple[list[Req], bool]:
         """Record every held lock's use; the releases to send and whether all were leased."""
         add_use = self.add_use
-        tenant, cid, asked = self.tenant, self.cid, self.txn_start
+        tenant, cid, asked = self.tenant, self.cid, self.cf[XF_TXN_START]
         releases = []
         all_valid = True
         for req in self.held:
-            if req.lease_end <= now:
-                end = req.lease_end
-                all_valid = False
-            else:
+            if lease_runs(now, req.lease_end):
                 end = now
                 req.op = RELEASE
                 releases.append(req)
+            else:
+                end = req.lease_end
+                all_valid = False
             add_use((req.t_grant, req.t_grant - req.t_created, tenant, req.source, req.lock,
                      req.mode, end, cid, asked))
         self.held = []
@@ -458,20 +481,29 @@ class Client(FaultyLinks):
         self.commit(attempt, self.env.now)
 
     def commit(self, attempt: int, now: float) -> None:
-        """Commit at client time ``now``: releases and the next transaction in one burst."""
-        if attempt != self.attempt:
+        """Commit at client time ``now`` (:func:`netlock.txn_context.end_txn`): releases and
+        the next transaction in one burst."""
+        ci = self.ci
+        if not is_current(ci, attempt):
             return
         burst, valid = self.end_uses(now)
-        if not valid:
-            self.give_up(burst, now)
-            return
-        self.add_txn((now, now - self.txn_start, self.tenant, len(self.locks), self.cid))
+        if valid:
+            self.add_txn((now, now - self.cf[XF_TXN_START], self.tenant, len(self.locks),
+                          self.cid))
         if self.sequential:
+            action, ready = end_txn(ci, self.cf, valid, now, INF)
+            if action == GIVE_UP:
+                self.give_up(burst, now)
+                return
             self.locks = []
+            ci[X_NLOCKS] = 0
             self.unlock(burst, now, self.start_next)
             return
-        ready = max(self.next_start, self.txns.ready_us())
-        if ready > now:
+        action, ready = end_txn(ci, self.cf, valid, now, self.txns.ready_us())
+        if action == GIVE_UP:
+            self.give_up(burst, now)
+            return
+        if action == BEGIN_LATER:
             self.locks = []
             if ready < INF:
                 self.at(ready, self.begin_txn)
@@ -483,7 +515,7 @@ class Client(FaultyLinks):
         """One at a time: the committed transaction's locks are released at client time
         ``now``: start the next transaction (at once, or when the rate cap or a timed
         replay allows)."""
-        ready = max(self.next_start, self.txns.ready_us())
+        ready = max(self.cf[XF_NEXT_START], self.txns.ready_us())
         if ready > now:
             if ready < INF:
                 self.at(ready, self.begin_txn)
@@ -497,31 +529,29 @@ class Client(FaultyLinks):
 
     def give_up(self, releases: list[Req], now: float) -> None:
         """Send ``releases`` of an attempt given up; send the transaction again after a
-        back-off. Grants for the old attempt that arrive meanwhile are stale."""
-        self.rec.retries += len(self.locks)
-        self.attempt += 1
-        self.pending = 0
-        self.deadline = math.inf
+        back-off (:func:`netlock.txn_context.give_up`). Grants for the old attempt that arrive
+        meanwhile are stale."""
         p = self.p
         rule = self.rack.backoff_us
-        wait = (backoff_slots(p.seed, self.cid, self.aborts, p.backoff_slots) * p.backoff_slot_us
-                if rule is None else rule(self))
-        self.aborts += 1
+        retries, wait = give_up_attempt(self.ci, self.cf, now, p.seed, self.cid,
+                                            p.backoff_slots, p.backoff_slot_us,
+                                            -1.0 if rule is None else rule(self))
+        self.rec.retries += retries
         self.todo = []
         if self.asking is not None:
             self.rec.open_waits.append((self.asking.lock, self.asking.t_created, now))
         self.asking = None
+        attempt = self.ci[X_ATTEMPT]
         if self.sequential:
-            attempt = self.attempt
             self.unlock(releases, now, lambda t: self.at(t + wait, self.retry, attempt))
             return
         if releases:
             self.send_burst(releases, now)
-        self.at(now + wait, self.retry, self.attempt)
+        self.at(now + wait, self.retry, attempt)
 
     def retry(self, attempt: int) -> None:
         """The back-off of the attempt before ``attempt`` is over: try again."""
-        if attempt == self.attempt:
+        if is_current(self.ci, attempt):
             now = self.env.now
             self.send_acquires(self.new_attempt(now), now)
 
@@ -531,13 +561,11 @@ class Client(FaultyLinks):
         One timer per client is pending at most; it fires at the deadline it was set for
         and moves itself to the current attempt's deadline if that is later.
         """
-        self.timer_at = math.inf
-        now = self.env.now
-        if self.pending and now >= self.deadline:
-            self.abort(now)
-        elif self.deadline < math.inf:
-            self.timer_at = self.deadline
-            self.at(self.deadline, self.on_timer)
+        action = timer_fires(self.ci, self.cf, self.env.now)
+        if action == TIMER_ABORT:
+            self.abort(self.env.now)
+        elif action == TIMER_REARM:
+            self.at(self.cf[XF_TIMER_AT], self.on_timer)
 
     def close(self, now: float) -> None:
         """At the end of a run: record the uses still in progress as ending ``now``, and
@@ -548,13 +576,13 @@ class Client(FaultyLinks):
                 using.add(req.lock)
                 self.add_use((req.t_grant, req.t_grant - req.t_created, self.tenant, req.source,
                               req.lock, req.mode, min(now, req.lease_end), self.cid,
-                              self.txn_start))
+                              self.cf[XF_TXN_START]))
         self.held = []
         if self.sequential:
             if self.asking is not None and self.asking.lock not in using:
                 self.rec.open_waits.append((self.asking.lock, self.asking.t_created, now))
             return
-        self.rec.open_waits += [(lock, self.txn_start, now) for lock in self.locks
+        self.rec.open_waits += [(lock, self.cf[XF_TXN_START], now) for lock in self.locks
                                 if lock not in using]
 
 

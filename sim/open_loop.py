@@ -1,6 +1,6 @@
 """Open-loop microbenchmark contexts (``clients.send_limit_per_ms`` > 0), simpy engine.
 
-A context sends its next one-lock request on :func:`netlock.client.open_loop_send_at`'s
+A context sends its next one-lock request on :func:`netlock.txn_context.next_send`'s
 schedule without waiting for grants, skipping a lock it already waits for when
 ``clients.skip_held`` (:func:`netlock.client.open_loop_skips`); each grant is released when
 it arrives (no think time), and a lost request is never sent again (the authors' client:
@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from netlock.client import SEND_WINDOW_US, SKIP_LIMIT, open_loop_send_at, open_loop_skips
+from netlock.client import SEND_WINDOW_US, SKIP_LIMIT, open_loop_skips
+from netlock.txn_context import OPEN_IGNORE, OPEN_RELEASE, XF_WINDOW, next_send, open_grant
 from sim.client_inputs import ClientParams, SimpyRack, TxnSource
 from sim.clients import Client
 from sim.engine import RELEASE, Req
@@ -35,7 +36,7 @@ from sim.workloads.base import WorkloadGenerator
 class OpenLoopClient(Client):
     """One open-loop context: its send schedule and the locks it waits for."""
 
-    __slots__ = ("busy", "limit", "rx_bursts", "rx_cores", "sent", "skip_held", "window")
+    __slots__ = ("busy", "limit", "rx_bursts", "rx_cores", "skip_held")
 
     def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int, limit: int,
@@ -47,16 +48,13 @@ class OpenLoopClient(Client):
         self.limit = limit
         self.skip_held = skip_held
         self.busy: dict[int, int] = {}
-        self.window = window_us
-        self.sent = 0
+        self.cf[XF_WINDOW] = window_us
 
     def start(self, at_us: float) -> None:
         self._schedule(at_us)
 
     def _schedule(self, ready_us: float) -> None:
-        t, self.window, self.sent = open_loop_send_at(ready_us, self.window, self.sent,
-                                                      self.limit)
-        self.at(t, self.send_next)
+        self.at(next_send(self.ci, self.cf, ready_us, self.limit), self.send_next)
 
     def send_next(self) -> None:
         """A send slot: the next trace request not skipped goes out; the next slot is
@@ -98,7 +96,8 @@ class OpenLoopClient(Client):
         """A grant arrived: record its use and release it at once (no think time); a grant
         whose lease already ended is not released (the lock manager clears it)."""
         now = self.env.now
-        if req.op != 0:
+        action = open_grant(req.op == 0, now, req.lease_end)
+        if action == OPEN_IGNORE:
             return
         if self.skip_held:
             self.busy.pop(req.lock, None)
@@ -107,7 +106,7 @@ class OpenLoopClient(Client):
         self.add_use((now, now - asked, self.tenant, req.source, req.lock, req.mode, end,
                       self.cid, asked))
         self.add_txn((now, now - asked, self.tenant, 1, self.cid))
-        if now < req.lease_end:
+        if action == OPEN_RELEASE:
             req.op = RELEASE
             self.release(req, now)
 

@@ -120,7 +120,7 @@ def kernel_sources() -> list[Path]:
     """The files whose content the compiled kernels depend on."""
     here = Path(__file__).resolve().parent
     return [*sorted(here.glob("*.py")), here.parent / "packets.py", here.parent / "client.py",
-            here.parent / "server_lookup.py"]
+            here.parent / "txn_context.py", here.parent / "server_lookup.py"]
 
 
 def drop_stale_cache(package: Path, sources: list[Path]) -> None:

@@ -1,6 +1,8 @@
 """Client machines' transaction contexts, compiled: :mod:`sim.clients`' behaviour step for step.
 
-The rules are :mod:`netlock.client`'s: an attempt sends all its acquires back to back; with
+The rules are :mod:`netlock.client`'s, applied by :mod:`netlock.txn_context`'s steps on each
+context's rows ``r.ci[c]``, ``r.cf[c]``; this module keeps the requests, held locks, records,
+sends and events around them: an attempt sends all its acquires back to back; with
 every grant in, the client reads its data (``fetch_hops`` reliable hops), thinks, then
 releases everything and starts the next transaction, at most one acquire per
 ``gap_per_lock_us`` when the offered load is capped. An attempt not fully granted by its
@@ -25,34 +27,44 @@ import math
 
 import numpy as np
 
-from netlock.client import (
-    HAND_BACK,
-    NOT_HELD,
-    USE,
-    attempt_timeout_us,
-    backoff_slots,
-    grant_verdict,
+from netlock.client import HAND_BACK, NOT_HELD, USE, attempt_timeout_us
+from netlock.txn_context import (
+    AS_EVENT,
+    BEGIN_LATER,
+    COMMIT_NOW,
+    GIVE_UP,
+    LEASE_OVER,
+    MORE,
+    TAKE_NOW,
+    TIMER_ABORT,
+    TIMER_REARM,
+    end_txn,
+    grant_action,
+    hands_back,
+    is_current,
+    lease_runs,
+    on_arrival,
+    start_attempt,
+    take_grant,
+    timer_fires,
 )
+from netlock.txn_context import give_up as give_up_attempt
 from sim.fast import heap
 from sim.fast._fast_jit import fast_jit, fast_jit_inline, inlined
 from sim.fast.prefetch import warm_switch_rows, warm_txns
 from sim.fast.records import copy_request, fault, free_request, hop, new_request, reliable_path
 from sim.fast.state import (
-    CF_DEADLINE,
     CF_DOWN_LAST,
     CF_FREE_AT,
     CF_GAP,
     CF_HOLD,
-    CF_NEXT_START,
     CF_TIMER_AT,
     CF_TXN_START,
     CF_UP_LAST,
-    CI_ABORTS,
     CI_ATTEMPT,
     CI_NEED,
     CI_NHELD,
     CI_NLOCKS,
-    CI_PENDING,
     CI_TENANT,
     CI_TX_N,
     CI_TX_NEXT,
@@ -267,27 +279,20 @@ send_burst_inline = inlined(send_burst)
 # --- transactions --------------------------------------------------------------------------
 
 @fast_jit_inline
-def _arm_timer(r: RackArrays, c: int, deadline: float) -> None:
-    r.cf[c, CF_DEADLINE] = deadline
-    if r.cf[c, CF_TIMER_AT] == INF:
-        r.cf[c, CF_TIMER_AT] = deadline
-        heap.push(r.heap, deadline, E_TIMER, c, 0)
-
-
-@fast_jit_inline
-def new_attempt(r: RackArrays, c: int, now: float, count: int) -> int:
-    """A fresh attempt at the current transaction: all its acquires, appended to
-    ``r.burst`` after ``count`` packets (the new count is returned), and its deadline."""
-    r.ci[c, CI_ATTEMPT] += 1
-    attempt = r.ci[c, CI_ATTEMPT]
+def new_attempt(r: RackArrays, c: int, now: float, count: int, new_txn: bool) -> int:
+    """A fresh attempt at the current transaction (a new one: ``new_txn``;
+    :func:`netlock.txn_context.start_attempt`): all its acquires, appended to ``r.burst``
+    after ``count`` packets (the new count is returned), and its deadline."""
     n = r.ci[c, CI_NLOCKS]
-    r.ci[c, CI_PENDING] = n
-    r.ci[c, CI_NHELD] = 0
+    arm = start_attempt(r.ci[c], r.cf[c], now, attempt_timeout_us(
+        n, r.pf[P_TIMEOUT], r.pf[P_THINK], r.pf[P_LEASE_CLIENT]), n if new_txn else -1,
+        r.pf[P_GAP_PER_LOCK])
+    attempt = r.ci[c, CI_ATTEMPT]
     for k in range(n):
         r.burst[count + k] = new_request(r, c, attempt, r.cur_lock[c, k], r.cur_mode[c, k],
                                          now)
-    _arm_timer(r, c, now + attempt_timeout_us(n, r.pf[P_TIMEOUT], r.pf[P_THINK],
-                                              r.pf[P_LEASE_CLIENT]))
+    if arm:
+        heap.push(r.heap, r.cf[c, CF_TIMER_AT], E_TIMER, c, 0)
     return count + n
 
 
@@ -316,11 +321,7 @@ def next_txn(r: RackArrays, c: int, now: float, count: int) -> int:
     """Draw the next transaction and append its first attempt's acquires to ``r.burst``
     after ``count`` packets; the new count."""
     draw_txn(r, c)
-    r.cf[c, CF_TXN_START] = now
-    gap = r.pf[P_GAP_PER_LOCK]
-    if gap > 0:
-        r.cf[c, CF_NEXT_START] = max(r.cf[c, CF_NEXT_START], now) + gap * r.ci[c, CI_NLOCKS]
-    return new_attempt(r, c, now, count)
+    return new_attempt(r, c, now, count, True)
 
 
 next_txn_inline = inlined(next_txn)
@@ -347,36 +348,35 @@ def end_uses(r: RackArrays, c: int, now: float) -> tuple[int, bool]:
     for k in range(r.ci[c, CI_NHELD]):
         h = r.held[c, k]
         lease_end = r.rf[h, RF_LEASE_END]
-        if lease_end <= now:
-            record_use(r, h, r.rf[h, RF_GRANT], lease_end)
-            free_request(r, h)
-            valid = False
-        else:
+        if lease_runs(now, lease_end):
             record_use(r, h, r.rf[h, RF_GRANT], now)
             r.ri[h, RI_OP] = RELEASE
             r.burst[count] = h
             count += 1
-    r.ci[c, CI_NHELD] = 0
+        else:
+            record_use(r, h, r.rf[h, RF_GRANT], lease_end)
+            free_request(r, h)
+            valid = False
     return count, valid
 
 
 @fast_jit
 def commit(r: RackArrays, c: int, attempt: int, now: float) -> None:
-    """Commit at client time ``now``: releases and the next transaction in one burst."""
-    if attempt != r.ci[c, CI_ATTEMPT]:
+    """Commit at client time ``now`` (:func:`netlock.txn_context.end_txn`): releases and the
+    next transaction in one burst."""
+    if not is_current(r.ci[c], attempt):
         return
     count, valid = end_uses(r, c, now)
-    if not valid:
+    if valid:
+        record_txn(r, c, now)
+    ready = r.tx_start[c, r.ci[c, CI_TX_NEXT]] if r.pi[I_TIMED] else -INF
+    action, at = end_txn(r.ci[c], r.cf[c], valid, now, ready)
+    if action == GIVE_UP:
         give_up(r, c, count, now)
         return
-    record_txn(r, c, now)
-    ready = r.cf[c, CF_NEXT_START]
-    if r.pi[I_TIMED]:
-        ready = max(ready, r.tx_start[c, r.ci[c, CI_TX_NEXT]])
-    if ready > now:
-        r.ci[c, CI_NLOCKS] = 0
-        if ready < INF:
-            heap.push(r.heap, ready, E_BEGIN, c, 0)
+    if action == BEGIN_LATER:
+        if at < INF:
+            heap.push(r.heap, at, E_BEGIN, c, 0)
     else:
         count = next_txn(r, c, now, count)
     send_burst(r, c, count, now)
@@ -392,33 +392,29 @@ def abort(r: RackArrays, c: int, now: float) -> None:
 @fast_jit
 def give_up(r: RackArrays, c: int, count: int, now: float) -> None:
     """Send the ``count`` releases in ``r.burst`` of an attempt given up; send the
-    transaction again after a back-off (:meth:`sim.clients.Client.give_up`)."""
-    r.cnt[K_RETRIES] += r.ci[c, CI_NLOCKS]
-    r.ci[c, CI_ATTEMPT] += 1
-    r.ci[c, CI_PENDING] = 0
-    r.cf[c, CF_DEADLINE] = INF
-    slots = backoff_slots(r.pi[I_SEED], c, r.ci[c, CI_ABORTS], r.pi[I_BACKOFF_SLOTS])
-    r.ci[c, CI_ABORTS] += 1
+    transaction again after a back-off (:func:`netlock.txn_context.give_up`)."""
+    retries, wait = give_up_attempt(r.ci[c], r.cf[c], now, r.pi[I_SEED], c,
+                                    r.pi[I_BACKOFF_SLOTS], r.pf[P_BACKOFF_SLOT], -1.0)
+    r.cnt[K_RETRIES] += retries
     if count:
         send_burst(r, c, count, now)
-    heap.push(r.heap, now + slots * r.pf[P_BACKOFF_SLOT], E_RETRY, c, r.ci[c, CI_ATTEMPT])
+    heap.push(r.heap, now + wait, E_RETRY, c, r.ci[c, CI_ATTEMPT])
 
 
 @fast_jit
 def retry(r: RackArrays, c: int, attempt: int, now: float) -> None:
     """The back-off of the attempt before ``attempt`` is over: try again."""
-    if attempt == r.ci[c, CI_ATTEMPT]:
-        send_burst(r, c, new_attempt(r, c, now, 0), now)
+    if is_current(r.ci[c], attempt):
+        send_burst(r, c, new_attempt(r, c, now, 0, False), now)
 
 
 @fast_jit
 def on_timer(r: RackArrays, c: int, now: float) -> None:
-    r.cf[c, CF_TIMER_AT] = INF
-    if r.ci[c, CI_PENDING] and now >= r.cf[c, CF_DEADLINE]:
+    action = timer_fires(r.ci[c], r.cf[c], now)
+    if action == TIMER_ABORT:
         abort(r, c, now)
-    elif r.cf[c, CF_DEADLINE] < INF:
-        r.cf[c, CF_TIMER_AT] = r.cf[c, CF_DEADLINE]
-        heap.push(r.heap, r.cf[c, CF_DEADLINE], E_TIMER, c, 0)
+    elif action == TIMER_REARM:
+        heap.push(r.heap, r.cf[c, CF_TIMER_AT], E_TIMER, c, 0)
 
 
 # --- grants --------------------------------------------------------------------------------
@@ -427,19 +423,18 @@ def on_timer(r: RackArrays, c: int, now: float) -> None:
 def granted(r: RackArrays, h: int, now: float) -> None:
     """A grant of the current attempt arrives at client time ``now``."""
     c = r.ri[h, RI_CLIENT]
-    if now >= r.rf[h, RF_LEASE_END]:
+    k = r.ci[c, CI_NHELD]
+    action = take_grant(r.ci[c], r.cf[c], now, r.rf[h, RF_LEASE_END], r.pi[I_INSTANT] != 0)
+    if action == LEASE_OVER:
         abort(r, c, now)
         free_request(r, h)
         return
     r.rf[h, RF_GRANT] = now
-    r.held[c, r.ci[c, CI_NHELD]] = h
-    r.held_txn[c, r.ci[c, CI_NHELD]] = r.ri[h, RI_TXN]
-    r.ci[c, CI_NHELD] += 1
-    r.ci[c, CI_PENDING] -= 1
-    if r.ci[c, CI_PENDING]:
+    r.held[c, k] = h
+    r.held_txn[c, k] = r.ri[h, RI_TXN]
+    if action == MORE:
         return
-    r.cf[c, CF_DEADLINE] = INF
-    if r.pi[I_INSTANT]:
+    if action == COMMIT_NOW:
         commit(r, c, r.ci[c, CI_ATTEMPT], now)
         return
     wait = r.cf[c, CF_HOLD] if r.pi[I_TIMED] else r.pf[P_THINK]
@@ -462,13 +457,12 @@ def stale_grant(r: RackArrays, h: int, now: float) -> None:
     row = r.handbacks[n]
     row.t_us = now
     row.lock = r.ri[h, RI_LOCK]
-    if r.ri[h, RI_OP] != 0:
-        return
-    if now < r.rf[h, RF_LEASE_END]:
+    acquire = r.ri[h, RI_OP] == 0
+    if hands_back(acquire, now, r.rf[h, RF_LEASE_END]):
         r.ri[h, RI_OP] = RELEASE
         r.burst[0] = h
         send_burst(r, r.ri[h, RI_CLIENT], 1, now)
-    else:
+    elif acquire:
         free_request(r, h)
 
 
@@ -484,9 +478,8 @@ def on_grant(r: RackArrays, h: int, now: float) -> None:
         if held_txn[k] == txn:
             held_slot = r.ri[r.held[c, k], RI_SLOT]
             break
-    waiting = (r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT] and r.ri[h, RI_OP] == 0
-               and r.ci[c, CI_PENDING] > 0)
-    verdict = grant_verdict(waiting, held_slot, r.ri[h, RI_SLOT])
+    verdict = grant_action(r.ci[c], r.ri[h, RI_ATTEMPT], r.ri[h, RI_OP] == 0, held_slot,
+                           r.ri[h, RI_SLOT])
     if verdict == USE:
         granted_inline(r, h, now)
     elif verdict == HAND_BACK:
@@ -537,15 +530,13 @@ def receive(r: RackArrays, h: int, t: float, granted_at: float) -> None:
     if r.pi[I_OPEN_LIMIT]:
         heap.push(r.heap, t, E_GRANT, h, 0)
         return
-    current = r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT] and r.ri[h, RI_OP] == 0
-    one_left = r.ci[c, CI_PENDING] == 1
-    in_time = t < r.cf[c, CF_DEADLINE]
-    if not (r.pi[I_FAST] and one_left and r.ci[c, CI_NHELD] == 0 and current and in_time
-            and t < lease_end):
-        if r.pi[I_INSTANT] and one_left and current and in_time:
-            granted(r, h, t)
-        else:
-            heap.push(r.heap, t, E_GRANT, h, 0)
+    action = on_arrival(r.ci[c], r.cf[c], r.ri[h, RI_ATTEMPT], r.ri[h, RI_OP] == 0, t,
+                        lease_end, r.pi[I_INSTANT] != 0, r.pi[I_FAST] != 0)
+    if action == TAKE_NOW:
+        granted(r, h, t)
+        return
+    if action == AS_EVENT:
+        heap.push(r.heap, t, E_GRANT, h, 0)
         return
     record_use(r, h, t, t)
     record_txn(r, c, t)
@@ -563,7 +554,7 @@ receive_inline = inlined(receive)
 @fast_jit
 def on_defer(r: RackArrays, h: int, now: float) -> None:
     c = r.ri[h, RI_CLIENT]
-    if r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT]:
+    if is_current(r.ci[c], r.ri[h, RI_ATTEMPT]):
         r.cnt[K_RETRIES] += 1
         heap.push(r.heap, now + r.pf[P_QUOTA_WINDOW], E_RESEND, h, 0)
     else:
@@ -573,7 +564,7 @@ def on_defer(r: RackArrays, h: int, now: float) -> None:
 @fast_jit
 def resend(r: RackArrays, h: int, now: float) -> None:
     c = r.ri[h, RI_CLIENT]
-    if r.ri[h, RI_ATTEMPT] == r.ci[c, CI_ATTEMPT]:
+    if is_current(r.ci[c], r.ri[h, RI_ATTEMPT]):
         r.burst[0] = h
         send_burst(r, c, 1, now)
     else:

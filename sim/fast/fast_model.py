@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from netlock.client import BURST_US, SEND_WINDOW_US, open_loop_send_at
+from netlock.client import BURST_US, SEND_WINDOW_US
 from netlock.config import Config
 from netlock.config.derived import most_locks_per_txn
 from netlock.dataplane import SwitchDataPlane
@@ -29,6 +29,7 @@ from netlock.lockserver import txburst
 from netlock.lockserver.hashmap import build_map
 from netlock.lockserver.server_state import ensure_room, new_server_state
 from netlock.plan import Plan
+from netlock.txn_context import next_send
 from sim.core.ahead import DrawAhead, Worker
 from sim.core.allocation import CoarseWorkload, Partition
 from sim.core.draws import BLOCK, draw_faults, draw_hops, fault_rng
@@ -54,7 +55,6 @@ from sim.fast.state import (
     CF_WINDOW,
     CI_NEED,
     CI_PRIORITY,
-    CI_SENT,
     CI_TENANT,
     CI_TX_N,
     CI_TX_NEXT,
@@ -570,11 +570,9 @@ def schedule_start(rack: RackArrays, config: Config, start_rng: np.random.Genera
         start = start_s[tenant] * 1e6 + offset
         rack.cf[c, CF_NEXT_START] = start
         if config.clients.send_limit_per_ms:
-            t, window, sent = open_loop_send_at(start, windows[c] - SEND_WINDOW_US, 0,
-                                                config.clients.send_limit_per_ms)
-            rack.cf[c, CF_WINDOW] = window
-            rack.ci[c, CI_SENT] = sent
-            fheap.push(rack.heap, t, E_OPEN, c, 0)
+            rack.cf[c, CF_WINDOW] = windows[c] - SEND_WINDOW_US
+            fheap.push(rack.heap, next_send(rack.ci[c], rack.cf[c], start,
+                                            config.clients.send_limit_per_ms), E_OPEN, c, 0)
         else:
             fheap.push(rack.heap, start, E_BEGIN, c, 0)
     fheap.push(rack.heap, config.lease.sweep_us, E_SWEEP, 0, 0)

@@ -2,28 +2,28 @@
 
 A context's send slot (``E_OPEN``) sends the next trace request that
 :func:`netlock.client.open_loop_skips` does not skip, and schedules the next slot by
-:func:`netlock.client.open_loop_send_at`; each grant (``E_GRANT``) is recorded and released
-at once. A slot that runs out of drawn transactions while skipping continues at the same
-time after the Python side refills them (``b`` carries the skips so far). The context
-never holds a transaction (``CI_NLOCKS`` stays 0), so :func:`sim.fast.clients.close`
-records no open waits for it, as the simpy engine. Releases leave through the context's
-receiving cores' TX bursts (``cl_tx``, ``E_CL_DRAIN``; :mod:`netlock.lockserver.txburst`).
+:func:`netlock.txn_context.next_send`; each grant (``E_GRANT``) is recorded and released
+at once (:func:`netlock.txn_context.open_grant`). A slot that runs out of drawn
+transactions while skipping continues at the same time after the Python side refills them
+(``b`` carries the skips so far). The context never holds a transaction (``CI_NLOCKS``
+stays 0), so :func:`sim.fast.clients.close` records no open waits for it, as the simpy
+engine. Releases leave through the context's receiving cores' TX bursts (``cl_tx``,
+``E_CL_DRAIN``; :mod:`netlock.lockserver.txburst`).
 """
 
 from __future__ import annotations
 
-from netlock.client import SKIP_LIMIT, open_loop_send_at, open_loop_skips
+from netlock.client import SKIP_LIMIT, open_loop_skips
 from netlock.lockserver import txburst
+from netlock.txn_context import OPEN_IGNORE, OPEN_RELEASE, next_send, open_grant
 from sim.fast import heap
 from sim.fast._fast_jit import fast_jit
 from sim.fast.clients import draw_txn, send_burst
 from sim.fast.records import free_request, new_request
 from sim.fast.state import (
     CF_GAP,
-    CF_WINDOW,
     CI_NEED,
     CI_NLOCKS,
-    CI_SENT,
     CI_TENANT,
     E_CL_DRAIN,
     E_OPEN,
@@ -48,12 +48,9 @@ from sim.fast.state import (
 
 @fast_jit
 def schedule(r: RackArrays, c: int, ready: float) -> None:
-    """Schedule context ``c``'s next send slot, ready at ``ready`` (us)."""
-    t, window, sent = open_loop_send_at(ready, r.cf[c, CF_WINDOW], r.ci[c, CI_SENT],
-                                        r.pi[I_OPEN_LIMIT])
-    r.cf[c, CF_WINDOW] = window
-    r.ci[c, CI_SENT] = sent
-    heap.push(r.heap, t, E_OPEN, c, 0)
+    """Schedule context ``c``'s next send slot, ready at ``ready`` (us;
+    :func:`netlock.txn_context.next_send`)."""
+    heap.push(r.heap, next_send(r.ci[c], r.cf[c], ready, r.pi[I_OPEN_LIMIT]), E_OPEN, c, 0)
 
 
 @fast_jit
@@ -82,8 +79,10 @@ def send_next(r: RackArrays, c: int, skips: int, now: float) -> None:
 @fast_jit
 def granted(r: RackArrays, h: int, now: float) -> None:
     """A grant reaches its open-loop context (:meth:`sim.open_loop.OpenLoopClient.on_grant`):
-    recorded, and released at once unless its lease already ended."""
-    if r.ri[h, RI_OP] != 0:
+    recorded, and released at once unless its lease already ended
+    (:func:`netlock.txn_context.open_grant`)."""
+    action = open_grant(r.ri[h, RI_OP] == 0, now, r.rf[h, RF_LEASE_END])
+    if action == OPEN_IGNORE:
         free_request(r, h)
         return
     c = r.ri[h, RI_CLIENT]
@@ -111,7 +110,7 @@ def granted(r: RackArrays, h: int, now: float) -> None:
     x.tenant = r.ci[c, CI_TENANT]
     x.locks = 1
     x.client = c
-    if now < lease_end:
+    if action == OPEN_RELEASE:
         r.ri[h, RI_OP] = RELEASE
         release(r, c, h, now)
     else:

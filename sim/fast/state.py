@@ -38,6 +38,21 @@ import numpy as np
 from netlock.lockserver.server_state import ServerState
 from netlock.packets import ACQUIRE as ACQUIRE
 from netlock.packets import RELEASE as RELEASE
+from netlock.txn_context import (
+    N_X,
+    N_XF,
+    X_ABORTS,
+    X_ATTEMPT,
+    X_NHELD,
+    X_NLOCKS,
+    X_PENDING,
+    X_SENT,
+    XF_DEADLINE,
+    XF_NEXT_START,
+    XF_TIMER_AT,
+    XF_TXN_START,
+    XF_WINDOW,
+)
 
 if TYPE_CHECKING:
     from sim.fast.heap import Heap
@@ -56,16 +71,19 @@ IN_WAITING = 1  # queued in the switch, ungranted (the switch node's ``waiting``
 IN_PENDING = 2  # forwarded to a lock server (the manager's ``pending``)
 IN_DEAD = 4  # an original let go while copies of it live: kept for their lookups
 
-# clients: ci[c, :] int64, cf[c, :] float64
-CI_ATTEMPT, CI_NLOCKS, CI_PENDING, CI_NHELD, CI_TENANT, CI_PRIORITY = range(6)
-CI_TX_NEXT, CI_TX_N, CI_TX_OFF, CI_NEED, CI_ABORTS = 6, 7, 8, 9, 10
-CI_SENT = 11  # open loop: packets sent in the current send window
-N_CI = 12
-CF_TXN_START, CF_NEXT_START, CF_DEADLINE, CF_TIMER_AT, CF_FREE_AT, CF_GAP = range(6)
-CF_UP_LAST, CF_DOWN_LAST, CF_START = 6, 7, 8
-CF_HOLD = 9  # a timed trace replay: the current transaction's hold after its last grant
-CF_WINDOW = 10  # open loop: start of the current send window (us)
-N_CF = 11
+# clients: ci[c, :] int64, cf[c, :] float64; the first columns are the transaction
+# context's state row (netlock.txn_context), which its kernels take as r.ci[c], r.cf[c]
+CI_ATTEMPT, CI_NLOCKS, CI_PENDING, CI_NHELD, CI_ABORTS = (X_ATTEMPT, X_NLOCKS, X_PENDING,
+                                                          X_NHELD, X_ABORTS)
+CI_SENT = X_SENT  # open loop: packets sent in the current send window
+CI_TENANT, CI_PRIORITY, CI_TX_NEXT, CI_TX_N, CI_TX_OFF, CI_NEED = range(N_X, N_X + 6)
+N_CI = N_X + 6
+CF_TXN_START, CF_NEXT_START, CF_DEADLINE, CF_TIMER_AT = (XF_TXN_START, XF_NEXT_START,
+                                                         XF_DEADLINE, XF_TIMER_AT)
+CF_WINDOW = XF_WINDOW  # open loop: start of the current send window (us)
+CF_FREE_AT, CF_GAP, CF_UP_LAST, CF_DOWN_LAST, CF_START = range(N_XF, N_XF + 5)
+CF_HOLD = N_XF + 5  # a timed trace replay: the current transaction's hold after its last grant
+N_CF = N_XF + 6
 
 # lock servers: srv_f[s, :]
 SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
