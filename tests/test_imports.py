@@ -209,6 +209,23 @@ def test_production_code_does_not_import_the_tests() -> None:
     assert not found, found
 
 
+SAME_JOB_NAMES = {"__init__": "a package", "cli": "a package's commands",
+                  "bench": "a package's benchmark rows",
+                  "kernels": "a package's compiled rules (switch, lock server)",
+                  "manager": "one lock-manager design of sim/managers"}
+"""Module names that repeat because each names the same job in its own package
+(docs/architecture.md); any other name used twice is two jobs under one name."""
+
+
+def test_no_two_modules_with_different_jobs_share_a_name() -> None:
+    seen: dict[str, list[str]] = {}
+    for module, path in modules(ROOT, LAYERS).items():
+        seen.setdefault(path.stem, []).append(module)
+    twice = {name: found for name, found in seen.items()
+             if len(found) > 1 and name not in SAME_JOB_NAMES}
+    assert not twice, twice
+
+
 def _tree(root: Path, files: dict[str, str]) -> dict[str, Path]:
     for name, text in files.items():
         path = root / name

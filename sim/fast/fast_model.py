@@ -42,8 +42,7 @@ from sim.core.parts import (
     switch_dataplane,
 )
 from sim.core.run_spec import RunSpec, run_spec
-from sim.fast import chunks
-from sim.fast import clients as fclients
+from sim.fast import chunks, client_rows
 from sim.fast import heap as fheap
 from sim.fast.loop import NEEDS_SERVICE, run
 from sim.fast.state import (
@@ -222,7 +221,7 @@ class FastModel:
         r = self.rack
         self._room_rows(r.ci.shape[0] * (max_locks(self.config, self.workload) + 1))
         waiting = np.empty((r.cur_lock.size, 2), dtype=np.int64)
-        n = fclients.close(r, end_us, waiting)
+        n = client_rows.close(r, end_us, waiting)
         clients, locks = waiting[:n, 0], waiting[:n, 1]
         self.open_waits = list(zip(locks.tolist(), r.cf[clients, CF_TXN_START].tolist(),
                                    [end_us] * n, strict=True))
@@ -459,7 +458,7 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
     pi[I_TX_BURST] = servers.tx_burst
     pi[I_ROOM_HOPS] = 16 * per_request + 4096 + 4 * servers.tx_burst
     pi[I_ROOM_REQUESTS] = 4 * per_request + 256 + 2 * servers.tx_burst
-    pi[I_ROOM_ROWS] = fclients.uses_per_event(n, longest)
+    pi[I_ROOM_ROWS] = client_rows.uses_per_event(n, longest)
     pi[I_ROOM_LOCKS] = per_request + 64
     pi[I_SEED] = config.sim.seed
     pi[I_BACKOFF_SLOTS] = config.clients.backoff_slots
@@ -544,7 +543,7 @@ def event_arrays(config: Config, pi: np.ndarray, longest: int) -> dict[str, np.n
     cnt = np.zeros(N_CNT, dtype=np.int64)
     cnt[K_FREE] = len(free)
     drawn = 2 * pi[I_ROOM_HOPS] // BLOCK + 2
-    rows = max(ROW_CHUNK, fclients.uses_per_event(config.workload.clients, longest))
+    rows = max(ROW_CHUNK, client_rows.uses_per_event(config.workload.clients, longest))
     return {"ri": ri, "rf": rf, "free": free, "cnt": cnt,
             "hops": np.empty(max(HOP_BLOCKS, drawn) * BLOCK),
             "faults": np.zeros((drawn * BLOCK if pi[I_FAULTY] else 0, 2)),

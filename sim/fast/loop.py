@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from netlock.lockserver.server_state import CN_DENSE, CN_NFREE
-from sim.fast import clients, heap, open_loop, rack_arrays
+from sim.fast import client_rows, heap, open_loop_rows, rack_arrays
 from sim.fast._fast_jit import fast_jit, fast_jit_inline, fast_jit_nogil
 from sim.fast.heap import Q_SIZE
 from sim.fast.prefetch import prefetch_row, warm_switch_slot
@@ -127,9 +127,9 @@ def run(r: RackArrays, until_us: float) -> int:
             rack_arrays.switch_packets(r, a, now)
         elif kind == E_GRANT:
             if r.pi[I_OPEN_LIMIT]:
-                open_loop.granted(r, a, now)
+                open_loop_rows.granted(r, a, now)
             else:
-                clients.on_grant_inline(r, a, now)
+                client_rows.on_grant_inline(r, a, now)
         elif kind == E_SERVER:
             rack_arrays.server_request_inline(r, a, b, now)
         elif kind == E_NOTIFY:
@@ -137,23 +137,23 @@ def run(r: RackArrays, until_us: float) -> int:
         elif kind == E_PUSH:
             rack_arrays.push_back(r, a, now)
         elif kind == E_TIMER:
-            clients.on_timer(r, a, now)
+            client_rows.on_timer(r, a, now)
         elif kind == E_COMMIT:
-            clients.commit(r, a, b, now)
+            client_rows.commit(r, a, b, now)
         elif kind == E_BEGIN:
-            clients.begin_txn(r, a, now)
+            client_rows.begin_txn(r, a, now)
         elif kind == E_RETRY:
-            clients.retry(r, a, b, now)
+            client_rows.retry(r, a, b, now)
         elif kind == E_DEFER:
-            clients.on_defer(r, a, now)
+            client_rows.on_defer(r, a, now)
         elif kind == E_RESEND:
-            clients.resend(r, a, now)
+            client_rows.resend(r, a, now)
         elif kind == E_DRAIN:
             rack_arrays.server_drain(r, a, b, now)
         elif kind == E_OPEN:
-            open_loop.send_next(r, a, b, now)
+            open_loop_rows.send_next(r, a, b, now)
         elif kind == E_CL_DRAIN:
-            open_loop.drain(r, a, b, now)
+            open_loop_rows.drain(r, a, b, now)
         elif kind == E_SWEEP:
             rack_arrays.switch_expire(r, now)
             rack_arrays.servers_expire(r, now)

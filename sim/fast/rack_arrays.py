@@ -38,7 +38,7 @@ from netlock.packets import ActionKind, DropReason
 from netlock.server_lookup import owning_server
 from sim.fast import heap
 from sim.fast._fast_jit import fast_jit, fast_jit_inline, inlined
-from sim.fast.clients import receive, receive_inline
+from sim.fast.client_rows import receive, receive_inline
 from sim.fast.prefetch import warm_server_cell
 from sim.fast.records import free_request, hop, path, reliable_hop, take
 from sim.fast.state import (

@@ -6,7 +6,7 @@ A context's send slot (``E_OPEN``) sends the next trace request that
 at once (:func:`netlock.txn_context.open_grant`). A slot that runs out of drawn
 transactions while skipping continues at the same time after the Python side refills them
 (``b`` carries the skips so far). The context never holds a transaction (``CI_NLOCKS``
-stays 0), so :func:`sim.fast.clients.close` records no open waits for it, as the simpy
+stays 0), so :func:`sim.fast.client_rows.close` records no open waits for it, as the simpy
 engine. Releases leave through the context's receiving cores' TX bursts (``cl_tx``,
 ``E_CL_DRAIN``; :mod:`netlock.lockserver.txburst`).
 """
@@ -18,7 +18,7 @@ from netlock.lockserver import txburst
 from netlock.txn_context import OPEN_IGNORE, OPEN_RELEASE, next_send, open_grant
 from sim.fast import heap
 from sim.fast._fast_jit import fast_jit
-from sim.fast.clients import draw_txn, send_burst
+from sim.fast.client_rows import draw_txn, send_burst
 from sim.fast.records import free_request, new_request
 from sim.fast.state import (
     CF_GAP,
