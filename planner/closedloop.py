@@ -70,6 +70,19 @@ one warehouse and think 0 or 100 us (-22 % to -29 %: the shortened holds). The S
 correction errs either way by a few per cent, and the lock servers' hash partition is taken
 as even. The plan says ``rates: closed-loop (approx)``; tests bound the error against the
 simulator where it holds (tests/sim/test_capacity.py).
+
+What the over-prediction at 10 warehouses and think 0 is made of (measured, fast engine, 1K
+slots, after the 5 ms warm-up): over 20 ms the rack carries 2.16 M rps, over 40 ms 2.39 M
+(so about 10 % of the grid's +34 % there is the 20 ms window); between 20 and 40 ms 159
+attempts time out, 2.3 % of the transactions, each costing the 2,000 us attempt timeout and
+a mean 675 us back-off: about half of the contexts' time. Waits that long are not an
+exponential tail of 20-40 us waits (the retry term above gives them almost nothing); the
+likely cause, not yet confirmed (the simulator does not report wait-for cycles), is
+all-at-once acquires reaching two hot rows in opposite orders (deadlocks, broken only by
+the timeout) and the requests queued behind them on the warehouse's table lock, warehouse
+and district rows. A model of that needs the rate at which two transactions'
+acquires interleave on two conflicting rows (send offsets within the NIC gaps and the
+network's per-packet jitter) and the number of contexts a broken-by-timeout cycle stalls.
 """
 
 from __future__ import annotations
@@ -222,6 +235,12 @@ class Rates:
     bound: str
     """What limits the rack: ``clients`` (no waiting to speak of), ``contention`` (lock
     waits), ``servers`` (their CPU)."""
+    server_path_us: float = 0.0
+    """What the lock servers' path adds to a request's round trip (us): their round trip,
+    a packet's service, queueing over their cores and the TX burst's wait."""
+    server_capacity_rps: float = math.inf
+    """The lock servers' CPU: requests per second all their cores serve (an acquire and a
+    release each ``packet_us``)."""
 
 
 def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
@@ -297,10 +316,14 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
     wait = float(waits.mean())
     limit = ("servers" if server_per_txn > 0 and util > 0.9 else
              "contention" if wait > 0.1 * float(cycle.mean()) else "clients")
+    path = float(np.average(server_us, weights=touches)) if queues and touches.sum() > 0 \
+        else 0.0
     return Rates(txn_rps=x * 1e6, total_rps=x * per_txn * 1e6,
                  switch_rps=x * (per_txn - server_per_txn) * 1e6,
                  server_rps=x * server_per_txn * 1e6, cycle_us=float(cycle.mean()),
-                 wait_us=wait, server_utilisation=util, bound=limit)
+                 wait_us=wait, server_utilisation=util, bound=limit,
+                 server_path_us=path,
+                 server_capacity_rps=capacity * 1e6 if count > 0 else 0.0)
 
 
 def _to_servers(share: np.ndarray, unseen: np.ndarray, repeat: np.ndarray) -> np.ndarray:

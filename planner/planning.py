@@ -26,11 +26,11 @@ from netlock.plan import (
 )
 from netlock.trace import Trace
 from planner.allocate import POLICIES, allocate, server_load_rps, switch_rate
-from planner.closedloop import RackTiming, TxnSample, solve
+from planner.closedloop import RackTiming, Rates, TxnSample, solve
 from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
-from planner.offered import closed_loop_rps, exclusive_shares
+from planner.offered import closed_loop_paths_rps, closed_loop_rps, exclusive_shares
 from planner.partition import keep_partition, partition_locks
 from planner.placement import Fragmentation, fragmentation, layout
 
@@ -127,6 +127,9 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
             and _several_locks(trace.txn):
         plan, slots, said, stats = _closed_loop_plan(trace, stats, geometry, options,
                                                      hold_us, live, digest)
+    elif options.handover_us is not None and options.rack is not None:
+        plan, slots, said, stats = _one_lock_plan(trace, stats, geometry, options, hold_us,
+                                                  trace_hold_us, live, digest)
     else:
         demand = Demand.of(trace, options, trace_hold_us)
         said = demand.warnings(options)
@@ -154,8 +157,48 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
 def _several_locks(txn: np.ndarray) -> bool:
     """Whether some transaction takes several locks: one-lock workloads keep the exact
     mean-value analysis of :mod:`planner.offered` (within a few per cent of the simulator
-    on skewed exclusive locks, where the transaction model's approximations are not)."""
+    on skewed exclusive locks, where the transaction model's Schweitzer correction is 40 %
+    low), with the lock servers' path from the transaction model (:func:`_one_lock_plan`)."""
     return len(np.unique(txn)) < len(txn)
+
+
+def _one_lock_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
+                   options: PlanOptions, hold_us: float, trace_hold_us: float,
+                   live: Plan | None, digest: str | None
+                   ) -> tuple[Plan, np.ndarray, tuple[str, ...], LockStats]:
+    """One-lock requests on the config's rack: allocate on the trace's r_i, then the exact
+    MVA of :mod:`planner.offered` with the hand-overs of the locks left to the lock servers
+    lengthened by their path (its time and their CPU from the transaction model's fixed
+    point, one request per transaction)."""
+    assert options.rack is not None
+    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
+    slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
+                     capacities, options.policy, options.seed)
+    locks = trace.lock_id // options.coarse_group
+    sample = TxnSample.of(locks, trace.mode, np.arange(len(trace), dtype=np.int64))
+    per_lock = np.zeros(len(sample.lock_ids))
+    np.add.at(per_lock, np.searchsorted(sample.lock_ids, stats.lock_id), slots)
+    demand = one_lock_demand(trace, options, sample, per_lock)
+    scale = demand.scale
+    served = demand.served_share
+    if scale < 1.0:
+        stats = replace(stats, rate_rps=stats.rate_rps * scale)
+    total = float(stats.rate_rps.sum())
+    plan = build_plan(stats, slots, geometry, options, hold_us, live=live, digest=digest,
+                      rates="closed-loop" if scale < 1.0 else "trace", rate_scale=scale,
+                      switch_rps=total * (1.0 - served) if served > 0 else None)
+    return plan, slots, demand.warnings(options), stats
+
+
+def one_lock_demand(trace: Trace, options: PlanOptions, sample: TxnSample,
+                    per_lock: np.ndarray, servers: int | None = None) -> Demand:
+    """The closed-loop rate of one-lock requests with ``per_lock`` switch slots (per dense
+    lock of ``sample``) and ``servers`` lock servers (None: the rack's): the exact MVA of
+    :mod:`planner.offered` with the lock servers' path time and CPU from the transaction
+    model (:func:`planner.closedloop.solve`)."""
+    assert options.rack is not None
+    paths = solve(sample, options.rack, per_lock, servers)
+    return Demand.of(trace, options, _mean_hold_us(trace), sample, per_lock, paths)
 
 
 def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
@@ -323,22 +366,50 @@ class Demand:
     in_flight: int
     handover_us: float
 
+    served_share: float = 0.0
+    """The share of requests the lock servers serve (0 without the rack's paths)."""
+    server_path_us: float = 0.0
+
     @classmethod
-    def of(cls, trace: Trace, options: PlanOptions, mean_hold_us: float) -> Demand:
+    def of(cls, trace: Trace, options: PlanOptions, mean_hold_us: float,
+           sample: TxnSample | None = None, slots: np.ndarray | None = None,
+           paths: Rates | None = None) -> Demand:
+        """``sample`` (one request per transaction), ``slots`` (per dense lock of it) and
+        ``paths`` (the transaction model's solution) add the lock servers' path
+        (:func:`planner.offered.closed_loop_paths_rps`): a lock without slots is the servers',
+        and each lock's future share of requests is its sample share regressed to the mean
+        (:meth:`TxnSample.repeat_weight`; what no seen lock draws goes to the servers)."""
         trace_rps = len(trace) / trace.duration_s
         in_flight = max(round(trace_rps * mean_hold_us * 1e-6), 1)
         handover = mean_hold_us + (options.handover_us or 0.0)
-        locks = trace.lock_id // options.coarse_group
-        rate = closed_loop_rps(exclusive_shares(locks, trace.mode), in_flight, handover)
-        return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
+        if sample is None or slots is None or paths is None:
+            locks = trace.lock_id // options.coarse_group
+            rate = closed_loop_rps(exclusive_shares(locks, trace.mode), in_flight, handover)
+            return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
+        weight = sample.repeat_weight() / len(sample.lock)
+        count = len(sample.lock_ids)
+        x = np.bincount(sample.lock[sample.exclusive], weights=weight[sample.exclusive],
+                        minlength=count)
+        y = np.bincount(sample.lock[~sample.exclusive], weights=weight[~sample.exclusive],
+                        minlength=count)
+        unseen = max(1.0 - float(x.sum() + y.sum()), 0.0)
+        scale = 1.0 / (float(x.sum() + y.sum()) + unseen)
+        x, y = x * scale, np.r_[y, unseen] * scale
+        q = np.r_[np.where(np.asarray(slots) > 0, 0.0, 1.0), 1.0]
+        rate = closed_loop_paths_rps(np.r_[x, 0.0], y, q, in_flight, handover,
+                                     paths.server_path_us, paths.server_capacity_rps)
+        return cls(trace_rps, min(rate, trace_rps), in_flight, handover,
+                   float(np.sum((np.r_[x, 0.0] + y) * q)), paths.server_path_us)
 
     @property
     def scale(self) -> float:
         return self.closed_loop_rps / self.trace_rps
 
     def warnings(self, options: PlanOptions) -> tuple[str, ...]:
+        servers = (f", {self.served_share:.1%} of them through the lock servers "
+                   f"({self.server_path_us:.3g} us more each)" if self.served_share > 0 else "")
         model = (f"{self.in_flight} requests in flight taking turns on exclusive locks "
-                 f"({self.handover_us:.3g} us per hand-over) sustain "
+                 f"({self.handover_us:.3g} us per hand-over{servers}) sustain "
                  f"{self.closed_loop_rps:,.0f} rps")
         if options.handover_us is not None:
             if self.scale >= 1.0:

@@ -19,7 +19,7 @@ WORKLOADS = ("micro-exclusive", "micro-shared", "micro-contended", "tpcc-low", "
 THINK_US = (0, 10, 100)
 SLOTS = (1000, 3000, 10_000, 100_000)
 SAMPLE = [("micro-exclusive", 10, 10_000), ("micro-contended", 0, 100_000),
-          ("tpcc-low", 100, 100_000)]
+          ("micro-shared", 10, 1000), ("tpcc-low", 100, 100_000)]
 """The points ``make test`` runs; the slow tier runs the whole grid."""
 GRID = [(w, t, s) for w in WORKLOADS for t in THINK_US for s in SLOTS]
 HOLDS = ({("tpcc-low", 100, s) for s in (1000, 10_000, 100_000)}
@@ -49,15 +49,27 @@ HOLDS = ({("tpcc-low", 100, s) for s in (1000, 10_000, 100_000)}
             ("tpcc-high", 10, 1000),
             ("tpcc-high", 10, 100_000),
             ("tpcc-low", 10, 1000),
-            ("tpcc-low", 10, 3000)})
-"""Grid points measured within 15 % (planner/closedloop.py, "Where it errs"); the last set
-held in the slow tier's whole-grid run on the merged model."""
-OPEN_MISS = pytest.mark.xfail(reason="issue 30, open: on DSLR's TPC-C the transaction model "
-                              "misses the convoys on the warehouse row (tpcc-low think 0-10 us: "
-                              "+17 % to +36 %; tpcc-high think 0/100 us: -22 % to -29 %); the "
-                              "one-lock model (planner/offered.py) leaves out the lock "
-                              "servers' path at small memories (micro-shared think 0 at 1K "
-                              "slots +175 %, micro-exclusive think 0 at 3K +84 %)", strict=False)
+            ("tpcc-low", 10, 3000)}
+         | {(w, t, s) for w in ("micro-exclusive", "micro-shared")
+            for t, s in ((0, 3000), (10, 1000), (10, 3000), (100, 1000))})
+"""Grid points measured within 15 % (planner/closedloop.py, "Where it errs"); the
+micro-exclusive and micro-shared ones at 1K-3K slots hold since the one-lock model takes the
+lock servers' path (planner/offered.py: about 80 % of requests overflow at 1K slots)."""
+CONVOY_MISS = pytest.mark.xfail(reason="issue 30, open: on DSLR's TPC-C the transaction "
+                                "model misses the convoys on the warehouse row (tpcc-low think "
+                                "0-10 us: +13 % to +39 %; tpcc-high think 0/100 us: -22 % to "
+                                "-29 %)", strict=False)
+OVERFLOW_MISS = pytest.mark.xfail(reason="issue 30, open: with 80 % of one-lock requests "
+                                  "overflowing to one lock server at think 0 (1K slots) the "
+                                  "model is +14 % total, +17.5 % switch: the servers' path "
+                                  "time is approximate (planner/offered.py)", strict=False)
+
+
+def _mark(point: tuple[str, int, int]):
+    if point in HOLDS:
+        return point
+    mark = CONVOY_MISS if point[0].startswith("tpcc") else OVERFLOW_MISS
+    return pytest.param(*point, marks=mark)
 
 
 def _window(workload: str) -> dict[str, float]:
@@ -92,8 +104,7 @@ def test_the_plan_predicts_what_the_simulation_of_it_carries(workload, think_us,
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("workload", "think_us", "slots"), [
-    p if p in HOLDS else pytest.param(*p, marks=OPEN_MISS)
-    for p in GRID if p not in SAMPLE])
+    _mark(p) for p in GRID if p not in SAMPLE])
 def test_the_whole_grid_within_tolerance(workload, think_us, slots):
     _check(workload, think_us, slots)
 
