@@ -79,25 +79,25 @@ a mean 675 us back-off: about half of the contexts' time. Waits that long are no
 exponential tail of 20-40 us waits (the retry term above gives them almost nothing). They
 are deadlocks made by the network's per-packet jitter: with ``network.jitter_us`` = 0 the
 same run has no timed-out attempt at all and carries 3.92 M rps over 40 ms (this model,
-which does not read the jitter, predicts 2.89 M either way: 26 % low there, 21 % high at
-0.5 us, so part of its agreement elsewhere on TPC-C is two errors cancelling). Two
-transactions that both send acquires for two rows they conflict on (NewOrder and Payment
-on the warehouse and district rows, two NewOrders on the table lock and a district row),
-within about a microsecond of each other, reach the two queues in opposite orders when
-their four hops' noise (each N(0, jitter), ``sim/core/draws.py``) flips one order and not
-the other; each then holds one row and waits for the other until the attempt timeout. To
-first order a transaction meets such a cycle at rate sum_partners lambda_p E|e| with
-lambda_p the partners' send rate on the same rows (per us) and e the sum of four
-hop-noise terms (E|e| = 0.8 us at jitter 0.5 us): by a rough count (partners about
-0.003 per us on one warehouse's rows at 353 K tps over 10 warehouses) a few tenths of a
-per cent of transactions on tpcc-low. What makes it cost half the rack's time is the
-convoy after it: until the timeout breaks the cycle, every later NewOrder and Payment of that warehouse (each
-context's next transaction with probability 0.88 / warehouses) queues behind the two
-rows, so within the 2 ms most of the 40 contexts are stalled. A model of it (not built:
-it needs the stall's length and the share of contexts it catches as a fixed point with
-the cycle time, and a check over the grid) belongs here, before the TPC-C points can
-hold for the right reason; ``jitter_us`` is unsourced (configs/testbed/paper.yaml), so
-TPC-C's simulated rates rest on it.
+which does not read the jitter, predicts 2.89 M either way: 26 % low there, 21 % high at 0.5
+us, so part of its agreement elsewhere on TPC-C is two errors cancelling). Two transactions
+that both send acquires for two rows they conflict on (NewOrder and Payment on the warehouse
+and district rows, two NewOrders on the table lock and a district row), within about a
+microsecond of each other, reach the two queues in opposite orders when their four hops'
+noise (each N(0, jitter), ``sim/core/draws.py``) flips one order and not the other; each
+then holds one row and waits for the other until the attempt timeout. To first order a
+transaction meets such a cycle at rate sum_partners lambda_p E|e| with lambda_p the
+partners' send rate on the same rows (per us) and e the sum of four hop-noise terms (E|e| =
+0.8 us at jitter 0.5 us): by a rough count (partners about 0.003 per us on one warehouse's
+rows at 353 K tps over 10 warehouses) a few tenths of a per cent of transactions on tpcc-
+low. What makes it cost half the rack's time is the convoy after it: until the timeout
+breaks the cycle, every later NewOrder and Payment of that warehouse (each context's next
+transaction with probability 0.88 / warehouses) queues behind the two rows, so within the 2
+ms most of the 40 contexts are stalled. A model of it (not built: it needs the stall's
+length and the share of contexts it catches as a fixed point with the cycle time, and a
+check over the grid) belongs here, before the TPC-C points can hold for the right reason;
+``jitter_us`` is unsourced (configs/testbed/paper.yaml), so TPC-C's simulated rates rest on
+it.
 """
 
 from __future__ import annotations
