@@ -169,6 +169,23 @@ class RackTiming:
             else math.inf
         return min(self.tx_drain_us / 2, fill)
 
+    def capacity_rps(self, servers: int) -> float:
+        """Requests per second ``servers`` lock servers' cores serve (an acquire and a
+        release each ``packet_us``)."""
+        return servers * self.cores / (2.0 * self.packet_us) * 1e6
+
+    def one_request_server_us(self, server_rps: float, servers: int) -> float:
+        """What the lock servers add to one request's round trip (us) when they serve
+        ``server_rps`` one-lock requests: their round trip, a packet's service, the switch
+        pass to them, the TX burst's wait and the per-core queue (:func:`solve`'s server
+        path for a batch of one)."""
+        queues = servers * self.cores
+        rate = server_rps * 1e-6
+        util = server_rps / self.capacity_rps(servers)
+        return (self.server_rtt_us + self.packet_us + self.pass_us
+                + self.tx_wait_us(rate / queues)
+                + float(_server_wait_us(util, np.ones(1), queues, self.packet_us)[0]))
+
     def hold_us(self) -> float:
         """A lock's hold without waiting: grant to client, read, think, release back."""
         return self.client_rtt_us + self.read_us + self.think_us
@@ -254,12 +271,6 @@ class Rates:
     bound: str
     """What limits the rack: ``clients`` (no waiting to speak of), ``contention`` (lock
     waits), ``servers`` (their CPU)."""
-    server_path_us: float = 0.0
-    """What the lock servers' path adds to a request's round trip (us): their round trip,
-    a packet's service, queueing over their cores and the TX burst's wait."""
-    server_capacity_rps: float = math.inf
-    """The lock servers' CPU: requests per second all their cores serve (an acquire and a
-    release each ``packet_us``)."""
 
 
 def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
@@ -335,14 +346,10 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
     wait = float(waits.mean())
     limit = ("servers" if server_per_txn > 0 and util > 0.9 else
              "contention" if wait > 0.1 * float(cycle.mean()) else "clients")
-    path = float(np.average(server_us, weights=touches)) if queues and touches.sum() > 0 \
-        else 0.0
     return Rates(txn_rps=x * 1e6, total_rps=x * per_txn * 1e6,
                  switch_rps=x * (per_txn - server_per_txn) * 1e6,
                  server_rps=x * server_per_txn * 1e6, cycle_us=float(cycle.mean()),
-                 wait_us=wait, server_utilisation=util, bound=limit,
-                 server_path_us=path,
-                 server_capacity_rps=capacity * 1e6 if count > 0 else 0.0)
+                 wait_us=wait, server_utilisation=util, bound=limit)
 
 
 def _to_servers(share: np.ndarray, unseen: np.ndarray, repeat: np.ndarray) -> np.ndarray:

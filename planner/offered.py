@@ -41,16 +41,18 @@ since its grant and its release each cross that path. With q_i = 1 for such a lo
 lock with slots: a request that overflows its full slots waits at a server for the switch
 queue to drain, which lengthens its wait but not the switch's hand-overs), lock i's
 hand-over time is T + q_i E, so the recursion above runs on D_i = x_i (T + q_i E) and the
-delay station's demand sum_(shared i) y_i (T + q_i E) (y_i the shared requests' shares),
-and the servers' CPU bounds the rate at C / sum_i (x_i + y_i) q_i (C the requests per second
-their cores serve; exact). x_i and y_i are the sample's shares regressed to the mean (a
-plan gives slots to the locks a sample saw most, and by chance: the locks a sample never
-drew go to the servers). E comes from the transaction model's fixed point
-(:mod:`planner.closedloop`, one request per transaction), which is where this part is
-approximate: at 1K slots of micro-exclusive / micro-shared (80 % of requests through one
-server) it is 14 % high at think 0, within 8 % at think 10-100 us. The contention part
-stays the exact MVA above (the transaction model's Schweitzer correction errs 40 % low on
-a Zipf(0.99) hot lock, where this recursion is within 6 %).
+delay station's demand sum_(shared i) y_i (T + q_i E) (y_i the shared requests' shares), and
+the servers' CPU bounds the rate at C / sum_i (x_i + y_i) q_i (C the requests per second
+their cores serve; exact). x_i and y_i are the sample's shares regressed to the mean (a plan
+gives slots to the locks a sample saw most, and by chance: the locks a sample never drew go
+to the servers). E is the transaction model's server path for a batch of one
+(:meth:`planner.closedloop.RackTiming.one_request_server_us`: M/D/1 per core, the TX burst's
+mean wait), solved together with the rate since it grows with the servers' load; it is where
+this part is approximate: at 1K slots of micro-exclusive / micro-shared (80 % of requests
+through one server) it is 14 % high at think 0, within 8 % at think 10-100 us; with no slots
+and one core per server, 16 % high. The contention part stays the exact MVA above (the
+transaction model's Schweitzer correction errs 40 % low on a Zipf(0.99) hot lock, where this
+recursion is within 6 %).
 """
 
 from __future__ import annotations

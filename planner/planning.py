@@ -9,6 +9,7 @@ servers are added or removed), and, when a live plan is given, the migration fro
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -26,7 +27,7 @@ from netlock.plan import (
 )
 from netlock.trace import Trace
 from planner.allocate import POLICIES, allocate, server_load_rps, switch_rate
-from planner.closedloop import RackTiming, Rates, TxnSample, solve
+from planner.closedloop import SERVER_GAIN, RackTiming, TxnSample, solve
 from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
@@ -99,6 +100,10 @@ class PlanReport:
     coarse_group: int
 
 
+PATH_ITERATIONS = 60
+"""Damped steps of the one-lock model's rate <-> server-path fixed point (:meth:`Demand.of`)."""
+
+
 def st_bound_rps(slots: int, hold_time_us: float) -> float:
     """S / T: requests per second S slots turn over when each is held T us."""
     if hold_time_us <= 0:
@@ -129,7 +134,7 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
                                                      hold_us, live, digest)
     elif options.handover_us is not None and options.rack is not None:
         plan, slots, said, stats = _one_lock_plan(trace, stats, geometry, options, hold_us,
-                                                  trace_hold_us, live, digest)
+                                                  live, digest)
     else:
         demand = Demand.of(trace, options, trace_hold_us)
         said = demand.warnings(options)
@@ -158,18 +163,18 @@ def _several_locks(txn: np.ndarray) -> bool:
     """Whether some transaction takes several locks: one-lock workloads keep the exact
     mean-value analysis of :mod:`planner.offered` (within a few per cent of the simulator
     on skewed exclusive locks, where the transaction model's Schweitzer correction is 40 %
-    low), with the lock servers' path from the transaction model (:func:`_one_lock_plan`)."""
+    low), with the lock servers' path (:func:`_one_lock_plan`)."""
     return len(np.unique(txn)) < len(txn)
 
 
 def _one_lock_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
-                   options: PlanOptions, hold_us: float, trace_hold_us: float,
-                   live: Plan | None, digest: str | None
+                   options: PlanOptions, hold_us: float, live: Plan | None,
+                   digest: str | None
                    ) -> tuple[Plan, np.ndarray, tuple[str, ...], LockStats]:
     """One-lock requests on the config's rack: allocate on the trace's r_i, then the exact
     MVA of :mod:`planner.offered` with the hand-overs of the locks left to the lock servers
-    lengthened by their path (its time and their CPU from the transaction model's fixed
-    point, one request per transaction)."""
+    lengthened by their path (:meth:`Demand.of`); the lock servers needed by issue 30's
+    rule (:func:`_one_lock_servers`)."""
     assert options.rack is not None
     capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
     slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
@@ -178,7 +183,8 @@ def _one_lock_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
     sample = TxnSample.of(locks, trace.mode, np.arange(len(trace), dtype=np.int64))
     per_lock = np.zeros(len(sample.lock_ids))
     np.add.at(per_lock, np.searchsorted(sample.lock_ids, stats.lock_id), slots)
-    demand = one_lock_demand(trace, options, sample, per_lock)
+    needed = _one_lock_servers(trace, options, sample, per_lock)
+    demand = one_lock_demand(trace, options, sample, per_lock, needed or None)
     scale = demand.scale
     served = demand.served_share
     if scale < 1.0:
@@ -186,7 +192,7 @@ def _one_lock_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
     total = float(stats.rate_rps.sum())
     plan = build_plan(stats, slots, geometry, options, hold_us, live=live, digest=digest,
                       rates="closed-loop" if scale < 1.0 else "trace", rate_scale=scale,
-                      switch_rps=total * (1.0 - served) if served > 0 else None)
+                      servers=needed, switch_rps=total * (1.0 - served) if served > 0 else None)
     return plan, slots, demand.warnings(options), stats
 
 
@@ -194,11 +200,24 @@ def one_lock_demand(trace: Trace, options: PlanOptions, sample: TxnSample,
                     per_lock: np.ndarray, servers: int | None = None) -> Demand:
     """The closed-loop rate of one-lock requests with ``per_lock`` switch slots (per dense
     lock of ``sample``) and ``servers`` lock servers (None: the rack's): the exact MVA of
-    :mod:`planner.offered` with the lock servers' path time and CPU from the transaction
-    model (:func:`planner.closedloop.solve`)."""
-    assert options.rack is not None
-    paths = solve(sample, options.rack, per_lock, servers)
-    return Demand.of(trace, options, _mean_hold_us(trace), sample, per_lock, paths)
+    :mod:`planner.offered` with the lock servers' path (:meth:`Demand.of`)."""
+    return Demand.of(trace, options, _mean_hold_us(trace), sample, per_lock, servers)
+
+
+def _one_lock_servers(trace: Trace, options: PlanOptions, sample: TxnSample,
+                      per_lock: np.ndarray, most: int = 64) -> int:
+    """Issue 30's rule on the one-lock model: the fewest lock servers at which one more adds
+    less than :data:`planner.closedloop.SERVER_GAIN` of throughput (0 when they get
+    nothing)."""
+    previous = one_lock_demand(trace, options, sample, per_lock, 1)
+    if previous.served_share <= 0:
+        return 0
+    for count in range(1, most):
+        following = one_lock_demand(trace, options, sample, per_lock, count + 1)
+        if following.closed_loop_rps < (1 + SERVER_GAIN) * previous.closed_loop_rps:
+            return count
+        previous = following
+    return most
 
 
 def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
@@ -374,33 +393,49 @@ class Demand:
     @classmethod
     def of(cls, trace: Trace, options: PlanOptions, mean_hold_us: float,
            sample: TxnSample | None = None, slots: np.ndarray | None = None,
-           paths: Rates | None = None) -> Demand:
-        """``sample`` (one request per transaction), ``slots`` (per dense lock of it) and
-        ``paths`` (the transaction model's solution) add the lock servers' path
-        (:func:`planner.offered.closed_loop_paths_rps`): a lock without slots is the servers',
-        and each lock's future share of requests is its sample share regressed to the mean
-        (:meth:`TxnSample.repeat_weight`; what no seen lock draws goes to the servers)."""
+           servers: int | None = None) -> Demand:
+        """``sample`` (one request per transaction) and ``slots`` (per dense lock of it) add
+        the lock servers' path on ``options.rack`` with ``servers`` of them (None: the
+        rack's; :func:`planner.offered.closed_loop_paths_rps`): a lock without slots is the
+        servers', each lock's future share of requests is its sample share regressed to the
+        mean (:meth:`TxnSample.repeat_weight`; what no seen lock draws goes to the servers),
+        and the path's time E (:meth:`RackTiming.one_request_server_us`) and the rate are
+        solved together (damped iteration: E grows with the servers' load)."""
         trace_rps = len(trace) / trace.duration_s
         in_flight = max(round(trace_rps * mean_hold_us * 1e-6), 1)
         handover = mean_hold_us + (options.handover_us or 0.0)
-        if sample is None or slots is None or paths is None:
+        rack = options.rack
+        if sample is None or slots is None or rack is None:
             locks = trace.lock_id // options.coarse_group
             rate = closed_loop_rps(exclusive_shares(locks, trace.mode), in_flight, handover)
             return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
+        count = rack.servers if servers is None else servers
         weight = sample.repeat_weight() / len(sample.lock)
-        count = len(sample.lock_ids)
+        locks = len(sample.lock_ids)
         x = np.bincount(sample.lock[sample.exclusive], weights=weight[sample.exclusive],
-                        minlength=count)
+                        minlength=locks)
         y = np.bincount(sample.lock[~sample.exclusive], weights=weight[~sample.exclusive],
-                        minlength=count)
+                        minlength=locks)
         unseen = max(1.0 - float(x.sum() + y.sum()), 0.0)
-        scale = 1.0 / (float(x.sum() + y.sum()) + unseen)
-        x, y = x * scale, np.r_[y, unseen] * scale
+        norm = 1.0 / (float(x.sum() + y.sum()) + unseen)
+        x, y = np.r_[x, 0.0] * norm, np.r_[y, unseen] * norm
         q = np.r_[np.where(np.asarray(slots) > 0, 0.0, 1.0), 1.0]
-        rate = closed_loop_paths_rps(np.r_[x, 0.0], y, q, in_flight, handover,
-                                     paths.server_path_us, paths.server_capacity_rps)
-        return cls(trace_rps, min(rate, trace_rps), in_flight, handover,
-                   float(np.sum((np.r_[x, 0.0] + y) * q)), paths.server_path_us)
+        served = float(np.sum((x + y) * q))
+        if served <= 0:
+            rate = closed_loop_paths_rps(x, y, q, in_flight, handover, 0.0, math.inf)
+            return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
+        if count <= 0:
+            return cls(trace_rps, 0.0, in_flight, handover, served, math.inf)
+        capacity = rack.capacity_rps(count)
+        rate = min(trace_rps, 0.999 * capacity / served)
+        path = 0.0
+        for _ in range(PATH_ITERATIONS):
+            path = rack.one_request_server_us(min(rate * served, 0.999 * capacity), count)
+            new = closed_loop_paths_rps(x, y, q, in_flight, handover, path, 0.999 * capacity)
+            if abs(new - rate) <= 1e-6 * rate:
+                break
+            rate = 0.5 * (rate + new)
+        return cls(trace_rps, min(rate, trace_rps), in_flight, handover, served, path)
 
     @property
     def scale(self) -> float:

@@ -127,6 +127,24 @@ def test_one_more_server_than_servers_needed_adds_less_than_the_gain():
     assert more.simulated_total_rps < (1 + SERVER_GAIN) * at_k.simulated_total_rps
 
 
+def test_one_lock_servers_needed_by_the_same_rule():
+    """The one-lock model's ``servers_needed`` by issue 30's rule, checked by simulation on
+    a switch with no slots and one core per lock server (2.27 M requests/s each): the model
+    asks for k >= 2, and k + 1 servers (the lock ids partitioned over them) must carry less
+    than 5 % more than k. (The simulator is already within 2 % at k - 1: the model's server
+    path is 16 % high here, so its k can be one too many, as on TPC-C.)"""
+    cfg = override_config(load_config(CONFIGS / "micro-exclusive.yaml"), {
+        "servers.cores": 1, "sim.duration_s": 0.003, "sim.warmup_s": 0.001,
+        "sim.engine": "fast"})
+    report = plan_for(cfg, demand_trace(cfg, 100_000), 0)
+    k = report.plan.summary.servers_needed
+    assert k >= 2 and report.plan.summary.switch_rps == 0
+    at_k, more = (simulate_plan(cfg, report, n) for n in (k, k + 1))
+    for got in (at_k, more):
+        assert got.violations == 0 and got.stalled == 0
+    assert more.simulated_total_rps < (1 + SERVER_GAIN) * at_k.simulated_total_rps
+
+
 SMALL = ["--requests", "20000", "--duration-s", "0.001", "--max-slots", "3000",
          "--max-servers", "2", "--workers", "1"]
 
