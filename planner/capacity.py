@@ -3,7 +3,8 @@ throughput target: the candidates ``netlock capacity`` has the simulator verify.
 
 Pure: a trace and the rack's numbers in, candidates out. For each switch memory on a
 ladder (1-3-10 steps up to ``max_slots``) the trace is planned (Algorithm 3) and the
-transaction model (:mod:`planner.closedloop`) is solved for 1..``max_servers`` lock servers;
+transaction model (:mod:`planner.closedloop`; for one-lock requests the plan's exact MVA with
+the lock servers' path, :mod:`planner.offered`) is solved for 1..``max_servers`` lock servers;
 the frontier is, per memory, the fewest servers whose predicted rate meets the target.
 Rates are rps (requests) or tps (transactions), latencies us.
 """
@@ -20,7 +21,7 @@ from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
 from netlock.trace import Trace
 from planner.closedloop import TxnSample, solve
-from planner.planning import PlanOptions, PlanReport, make_plan
+from planner.planning import PlanOptions, PlanReport, make_plan, one_lock_demand
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
         raise ConfigError("capacity: needs a config (the rack's clients, network and lock "
                           "servers) and a trace with client_id and txn_id")
     sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
+    one_lock = bool(np.all(sample.sizes == 1))  # the plan's one-lock model, as make_plan
     grid: list[Candidate] = []
     frontier: list[Candidate] = []
     plans: dict[int, PlanReport] = {}
@@ -106,9 +108,13 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
         row = []
         for servers in range(1, max_servers + 1):
             rates = solve(sample, options.rack, per_lock, servers)
-            row.append(Candidate(slots, servers, rates.txn_rps, rates.total_rps,
-                                 rates.switch_rps, rates.cycle_us, rates.bound,
-                                 target.met_by(rates.txn_rps, rates.total_rps)))
+            txn_rps, total, switch = rates.txn_rps, rates.total_rps, rates.switch_rps
+            if one_lock:
+                demand = one_lock_demand(trace, options, sample, per_lock, servers)
+                txn_rps = total = demand.closed_loop_rps
+                switch = total * (1.0 - demand.served_share)
+            row.append(Candidate(slots, servers, txn_rps, total, switch, rates.cycle_us,
+                                 rates.bound, target.met_by(txn_rps, total)))
         grid.extend(row)
         meeting = [c for c in row if c.meets]
         if meeting:

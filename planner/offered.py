@@ -33,6 +33,26 @@ few per cent of the simulator (tests/sim/test_plan_predicted.py). For transactio
 several locks it treats each held request as its own token, which ignores that a
 transaction holds its locks together: there it is an approximation that errs high as
 contention grows.
+
+The lock servers' path. A lock the plan gives no switch slots is the lock servers': its
+request takes E more per round trip (the servers' round trip, a packet's service, queueing
+over their cores and the TX burst's drain wait), and the lock is held that much longer,
+since its grant and its release each cross that path. With q_i = 1 for such a lock (0 for a
+lock with slots: a request that overflows its full slots waits at a server for the switch
+queue to drain, which lengthens its wait but not the switch's hand-overs), lock i's
+hand-over time is T + q_i E, so the recursion above runs on D_i = x_i (T + q_i E) and the
+delay station's demand sum_(shared i) y_i (T + q_i E) (y_i the shared requests' shares), and
+the servers' CPU bounds the rate at C / sum_i (x_i + y_i) q_i (C the requests per second
+their cores serve; exact). x_i and y_i are the sample's shares regressed to the mean (a plan
+gives slots to the locks a sample saw most, and by chance: the locks a sample never drew go
+to the servers). E is the transaction model's server path for a batch of one
+(:meth:`planner.closedloop.RackTiming.one_request_server_us`: M/D/1 per core, the TX burst's
+mean wait), solved together with the rate since it grows with the servers' load; it is where
+this part is approximate: at 1K slots of micro-exclusive / micro-shared (80 % of requests
+through one server) it is 14 % high at think 0, within 8 % at think 10-100 us; with no slots
+and one core per server, 16 % high. The contention part stays the exact MVA above (the
+transaction model's Schweitzer correction errs 40 % low on a Zipf(0.99) hot lock, where this
+recursion is within 6 %).
 """
 
 from __future__ import annotations
@@ -73,6 +93,28 @@ def closed_loop_rps(exclusive_share: np.ndarray, tokens: int, handover_us: float
     per_us = _mva(values * handover_us, counts.astype(np.float64), shared * handover_us,
                   int(tokens))
     return per_us * 1e6
+
+
+def closed_loop_paths_rps(exclusive_share: np.ndarray, shared_share: np.ndarray,
+                          to_servers: np.ndarray, tokens: int, handover_us: float,
+                          server_path_us: float, server_capacity_rps: float) -> float:
+    """Requests per second ``tokens`` circulating requests sustain when lock i's requests
+    (``exclusive_share[i]`` exclusive, ``shared_share[i]`` shared: shares of all requests)
+    reach a lock server with probability ``to_servers[i]``, each such request taking
+    ``server_path_us`` more (the module doc's server path)."""
+    if tokens < 1 or not handover_us > 0:
+        return 0.0
+    hold = handover_us + np.asarray(to_servers, dtype=np.float64) * server_path_us
+    demand = np.asarray(exclusive_share, dtype=np.float64) * hold
+    demand = demand[demand > 0]
+    values, counts = np.unique(demand, return_counts=True)
+    delay = float(np.sum(np.asarray(shared_share, dtype=np.float64) * hold))
+    rate = _mva(values, counts.astype(np.float64), delay, int(tokens)) * 1e6
+    served = float(np.sum((np.asarray(exclusive_share) + np.asarray(shared_share))
+                          * np.asarray(to_servers)))
+    if served > 0:
+        rate = min(rate, server_capacity_rps / served)
+    return rate
 
 
 @njit(cache=True)

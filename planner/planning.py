@@ -9,6 +9,7 @@ servers are added or removed), and, when a live plan is given, the migration fro
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -26,11 +27,11 @@ from netlock.plan import (
 )
 from netlock.trace import Trace
 from planner.allocate import POLICIES, allocate, server_load_rps, switch_rate
-from planner.closedloop import RackTiming, TxnSample, solve
+from planner.closedloop import SERVER_GAIN, RackTiming, TxnSample, solve
 from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
-from planner.offered import closed_loop_rps, exclusive_shares
+from planner.offered import closed_loop_paths_rps, closed_loop_rps, exclusive_shares
 from planner.partition import keep_partition, partition_locks
 from planner.placement import Fragmentation, fragmentation, layout
 
@@ -99,6 +100,10 @@ class PlanReport:
     coarse_group: int
 
 
+PATH_ITERATIONS = 60
+"""Damped steps of the one-lock model's rate <-> server-path fixed point (:meth:`Demand.of`)."""
+
+
 def st_bound_rps(slots: int, hold_time_us: float) -> float:
     """S / T: requests per second S slots turn over when each is held T us."""
     if hold_time_us <= 0:
@@ -127,6 +132,9 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
             and _several_locks(trace.txn):
         plan, slots, said, stats = _closed_loop_plan(trace, stats, geometry, options,
                                                      hold_us, live, digest)
+    elif options.handover_us is not None and options.rack is not None:
+        plan, slots, said, stats = _one_lock_plan(trace, stats, geometry, options, hold_us,
+                                                  live, digest)
     else:
         demand = Demand.of(trace, options, trace_hold_us)
         said = demand.warnings(options)
@@ -154,8 +162,62 @@ def make_plan(trace: Trace, geometry: SwitchGeometry, options: PlanOptions,
 def _several_locks(txn: np.ndarray) -> bool:
     """Whether some transaction takes several locks: one-lock workloads keep the exact
     mean-value analysis of :mod:`planner.offered` (within a few per cent of the simulator
-    on skewed exclusive locks, where the transaction model's approximations are not)."""
+    on skewed exclusive locks, where the transaction model's Schweitzer correction is 40 %
+    low), with the lock servers' path (:func:`_one_lock_plan`)."""
     return len(np.unique(txn)) < len(txn)
+
+
+def _one_lock_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
+                   options: PlanOptions, hold_us: float, live: Plan | None,
+                   digest: str | None
+                   ) -> tuple[Plan, np.ndarray, tuple[str, ...], LockStats]:
+    """One-lock requests on the config's rack: allocate on the trace's r_i, then the exact
+    MVA of :mod:`planner.offered` with the hand-overs of the locks left to the lock servers
+    lengthened by their path (:meth:`Demand.of`); the lock servers needed by issue 30's
+    rule (:func:`_one_lock_servers`)."""
+    assert options.rack is not None
+    capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
+    slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
+                     capacities, options.policy, options.seed)
+    locks = trace.lock_id // options.coarse_group
+    sample = TxnSample.of(locks, trace.mode, np.arange(len(trace), dtype=np.int64))
+    per_lock = np.zeros(len(sample.lock_ids))
+    np.add.at(per_lock, np.searchsorted(sample.lock_ids, stats.lock_id), slots)
+    needed = _one_lock_servers(trace, options, sample, per_lock)
+    demand = one_lock_demand(trace, options, sample, per_lock, needed or None)
+    scale = demand.scale
+    served = demand.served_share
+    if scale < 1.0:
+        stats = replace(stats, rate_rps=stats.rate_rps * scale)
+    total = float(stats.rate_rps.sum())
+    plan = build_plan(stats, slots, geometry, options, hold_us, live=live, digest=digest,
+                      rates="closed-loop" if scale < 1.0 else "trace", rate_scale=scale,
+                      servers=needed, switch_rps=total * (1.0 - served) if served > 0 else None)
+    return plan, slots, demand.warnings(options), stats
+
+
+def one_lock_demand(trace: Trace, options: PlanOptions, sample: TxnSample,
+                    per_lock: np.ndarray, servers: int | None = None) -> Demand:
+    """The closed-loop rate of one-lock requests with ``per_lock`` switch slots (per dense
+    lock of ``sample``) and ``servers`` lock servers (None: the rack's): the exact MVA of
+    :mod:`planner.offered` with the lock servers' path (:meth:`Demand.of`)."""
+    return Demand.of(trace, options, _mean_hold_us(trace), sample, per_lock, servers)
+
+
+def _one_lock_servers(trace: Trace, options: PlanOptions, sample: TxnSample,
+                      per_lock: np.ndarray, most: int = 64) -> int:
+    """Issue 30's rule on the one-lock model: the fewest lock servers at which one more adds
+    less than :data:`planner.closedloop.SERVER_GAIN` of throughput (0 when they get
+    nothing)."""
+    previous = one_lock_demand(trace, options, sample, per_lock, 1)
+    if previous.served_share <= 0:
+        return 0
+    for count in range(1, most):
+        following = one_lock_demand(trace, options, sample, per_lock, count + 1)
+        if following.closed_loop_rps < (1 + SERVER_GAIN) * previous.closed_loop_rps:
+            return count
+        previous = following
+    return most
 
 
 def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
@@ -184,8 +246,9 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
             f"{rates.cycle_us:.3g} us ({rates.wait_us:.3g} us of it waiting for locks; "
             f"limited by {rates.bound}) complete {rates.txn_rps:,.0f} transactions/s, "
             f"{rates.total_rps:,.0f} rps (closed-loop transaction model, approximate: it "
-            f"takes a transaction's waits as independent, so where hot rows form convoys, as "
-            f"DSLR's TPC-C warehouse row does, it errs by up to about 35 %, see "
+            f"takes a transaction's waits as independent and leaves out deadlocks broken by the "
+            f"attempt timeout, so where hot rows form convoys behind them, as DSLR's TPC-C "
+            f"warehouse and district rows do, it errs by up to about 40 %, see "
             f"planner/closedloop.py)",)
     return plan, slots, said, scaled
 
@@ -323,22 +386,66 @@ class Demand:
     in_flight: int
     handover_us: float
 
+    served_share: float = 0.0
+    """The share of requests the lock servers serve (0 without the rack's paths)."""
+    server_path_us: float = 0.0
+
     @classmethod
-    def of(cls, trace: Trace, options: PlanOptions, mean_hold_us: float) -> Demand:
+    def of(cls, trace: Trace, options: PlanOptions, mean_hold_us: float,
+           sample: TxnSample | None = None, slots: np.ndarray | None = None,
+           servers: int | None = None) -> Demand:
+        """``sample`` (one request per transaction) and ``slots`` (per dense lock of it) add
+        the lock servers' path on ``options.rack`` with ``servers`` of them (None: the
+        rack's; :func:`planner.offered.closed_loop_paths_rps`): a lock without slots is the
+        servers', each lock's future share of requests is its sample share regressed to the
+        mean (:meth:`TxnSample.repeat_weight`; what no seen lock draws goes to the servers),
+        and the path's time E (:meth:`RackTiming.one_request_server_us`) and the rate are
+        solved together (damped iteration: E grows with the servers' load)."""
         trace_rps = len(trace) / trace.duration_s
         in_flight = max(round(trace_rps * mean_hold_us * 1e-6), 1)
         handover = mean_hold_us + (options.handover_us or 0.0)
-        locks = trace.lock_id // options.coarse_group
-        rate = closed_loop_rps(exclusive_shares(locks, trace.mode), in_flight, handover)
-        return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
+        rack = options.rack
+        if sample is None or slots is None or rack is None:
+            locks = trace.lock_id // options.coarse_group
+            rate = closed_loop_rps(exclusive_shares(locks, trace.mode), in_flight, handover)
+            return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
+        count = rack.servers if servers is None else servers
+        weight = sample.repeat_weight() / len(sample.lock)
+        locks = len(sample.lock_ids)
+        x = np.bincount(sample.lock[sample.exclusive], weights=weight[sample.exclusive],
+                        minlength=locks)
+        y = np.bincount(sample.lock[~sample.exclusive], weights=weight[~sample.exclusive],
+                        minlength=locks)
+        unseen = max(1.0 - float(x.sum() + y.sum()), 0.0)
+        norm = 1.0 / (float(x.sum() + y.sum()) + unseen)
+        x, y = np.r_[x, 0.0] * norm, np.r_[y, unseen] * norm
+        q = np.r_[np.where(np.asarray(slots) > 0, 0.0, 1.0), 1.0]
+        served = float(np.sum((x + y) * q))
+        if served <= 0:
+            rate = closed_loop_paths_rps(x, y, q, in_flight, handover, 0.0, math.inf)
+            return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
+        if count <= 0:
+            return cls(trace_rps, 0.0, in_flight, handover, served, math.inf)
+        capacity = rack.capacity_rps(count)
+        rate = min(trace_rps, 0.999 * capacity / served)
+        path = 0.0
+        for _ in range(PATH_ITERATIONS):
+            path = rack.one_request_server_us(min(rate * served, 0.999 * capacity), count)
+            new = closed_loop_paths_rps(x, y, q, in_flight, handover, path, 0.999 * capacity)
+            if abs(new - rate) <= 1e-6 * rate:
+                break
+            rate = 0.5 * (rate + new)
+        return cls(trace_rps, min(rate, trace_rps), in_flight, handover, served, path)
 
     @property
     def scale(self) -> float:
         return self.closed_loop_rps / self.trace_rps
 
     def warnings(self, options: PlanOptions) -> tuple[str, ...]:
+        servers = (f", {self.served_share:.1%} of them through the lock servers "
+                   f"({self.server_path_us:.3g} us more each)" if self.served_share > 0 else "")
         model = (f"{self.in_flight} requests in flight taking turns on exclusive locks "
-                 f"({self.handover_us:.3g} us per hand-over) sustain "
+                 f"({self.handover_us:.3g} us per hand-over{servers}) sustain "
                  f"{self.closed_loop_rps:,.0f} rps")
         if options.handover_us is not None:
             if self.scale >= 1.0:

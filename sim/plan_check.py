@@ -18,7 +18,7 @@ from netlock.config.load import override_config
 from netlock.plan_io import save_plan
 from netlock.trace import Trace, transaction_keys
 from planner import settings
-from planner.planning import PlanReport, make_plan
+from planner.planning import PlanReport, for_servers, make_plan
 from sim.run_engine import run_engine
 from sim.workloads.tracegen import trace_from_config
 
@@ -58,11 +58,14 @@ def plan_for(config: Config, trace: Trace, slots: int) -> PlanReport:
 
 def simulate_plan(config: Config, report: PlanReport, servers: int,
                   engine: str = "fast") -> Checked:
-    """Run ``config`` with ``servers`` lock servers on the plan of ``report``."""
+    """Run ``config`` with ``servers`` lock servers on the plan of ``report``, its lock ids
+    partitioned over that many (as ``netlock capacity`` verifies a rack: a plan's own
+    partition over fewer servers would leave the extra ones idle)."""
     summary = report.plan.summary
+    plan = report.plan if report.plan.servers == servers else for_servers(report, servers)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "plan.yaml"
-        save_plan(report.plan, path)
+        save_plan(plan, path)
         run = override_config(config, {"policy.plan": str(path),
                                        "servers.count": servers})
         result = run_engine(run, engine).summary

@@ -11,7 +11,12 @@ from typer.testing import CliRunner
 from netlock.cli.app import app
 from netlock.config import load_config
 from netlock.trace import write_trace
-from planner.offered import HANDOVER_PASSES, closed_loop_rps, exclusive_shares
+from planner.offered import (
+    HANDOVER_PASSES,
+    closed_loop_paths_rps,
+    closed_loop_rps,
+    exclusive_shares,
+)
 from planner.planning import PlanOptions, make_plan
 from planner.settings import plan_options
 from sim.workloads.tracegen import trace_from_config
@@ -35,6 +40,45 @@ def test_the_hottest_exclusive_lock_bounds_a_skewed_closed_loop():
     assert rate <= 1 / (share[0] * 5.6e-6) * (1 + 1e-9)
     assert rate == pytest.approx(1 / (share[0] * 5.6e-6), rel=0.05)
     assert rate < 120 / 5.6e-6 / 10  # an order of magnitude below conflict-free demand
+
+
+def test_without_the_servers_path_the_paths_model_is_the_one_lock_model():
+    weights = np.arange(1, 501, dtype=float) ** -0.99
+    x = 0.7 * weights / weights.sum()
+    y = 0.3 * weights / weights.sum()
+    assert closed_loop_paths_rps(x, y, np.zeros(500), 120, 5.6, 9.0, 1e6) == pytest.approx(
+        closed_loop_rps(x, 120, 5.6))
+
+
+def test_shared_requests_through_the_servers_cycle_their_longer_round_trip():
+    """No exclusive requests: every token cycles freely, a share q of them E us slower, so
+    tokens / (T + q E) exactly; and no faster than the servers' cores serve them."""
+    y, q = np.full(4, 0.25), np.array([1.0, 1.0, 0.0, 0.0])
+    assert closed_loop_paths_rps(np.zeros(4), y, q, 100, 5.0, 10.0, 1e12) == pytest.approx(
+        100 / ((5.0 + 0.5 * 10.0) * 1e-6))
+    assert closed_loop_paths_rps(np.zeros(4), y, q, 100, 5.0, 10.0, 2e6) == pytest.approx(
+        2e6 / 0.5)
+
+
+def _exact_mva(demand, delay, tokens):
+    """Textbook MVA with the residual correction, one station per lock (no grouping)."""
+    queue = np.zeros(len(demand))
+    rate = 0.0
+    for n in range(1, tokens + 1):
+        residence = demand * (1 + queue - 0.5 * rate * demand)
+        rate = min(n / (delay + residence.sum()), 1 / demand.max())
+        queue = rate * residence
+    return rate
+
+
+def test_a_lock_the_servers_hold_hands_over_slower_by_their_path():
+    rng = np.random.default_rng(3)
+    x = rng.dirichlet(np.ones(30)) * 0.8
+    y = rng.dirichlet(np.ones(30)) * 0.2
+    q = rng.choice([0.0, 0.5, 1.0], size=30)
+    hold = 6.0 + q * 8.0
+    want = _exact_mva(x * hold, float(np.sum(y * hold)), 40) * 1e6
+    assert closed_loop_paths_rps(x, y, q, 40, 6.0, 8.0, 1e12) == pytest.approx(want)
 
 
 def test_many_equally_popular_locks_barely_conflict():

@@ -19,7 +19,7 @@ WORKLOADS = ("micro-exclusive", "micro-shared", "micro-contended", "tpcc-low", "
 THINK_US = (0, 10, 100)
 SLOTS = (1000, 3000, 10_000, 100_000)
 SAMPLE = [("micro-exclusive", 10, 10_000), ("micro-contended", 0, 100_000),
-          ("tpcc-low", 100, 100_000)]
+          ("micro-shared", 10, 1000), ("tpcc-low", 100, 100_000)]
 """The points ``make test`` runs; the slow tier runs the whole grid."""
 GRID = [(w, t, s) for w in WORKLOADS for t in THINK_US for s in SLOTS]
 HOLDS = ({("tpcc-low", 100, s) for s in (1000, 10_000, 100_000)}
@@ -49,15 +49,29 @@ HOLDS = ({("tpcc-low", 100, s) for s in (1000, 10_000, 100_000)}
             ("tpcc-high", 10, 1000),
             ("tpcc-high", 10, 100_000),
             ("tpcc-low", 10, 1000),
-            ("tpcc-low", 10, 3000)})
-"""Grid points measured within 15 % (planner/closedloop.py, "Where it errs"); the last set
-held in the slow tier's whole-grid run on the merged model."""
-OPEN_MISS = pytest.mark.xfail(reason="issue 30, open: on DSLR's TPC-C the transaction model "
-                              "misses the convoys on the warehouse row (tpcc-low think 0-10 us: "
-                              "+17 % to +36 %; tpcc-high think 0/100 us: -22 % to -29 %); the "
-                              "one-lock model (planner/offered.py) leaves out the lock "
-                              "servers' path at small memories (micro-shared think 0 at 1K "
-                              "slots +175 %, micro-exclusive think 0 at 3K +84 %)", strict=False)
+            ("tpcc-low", 10, 3000)}
+         | {(w, t, s) for w in ("micro-exclusive", "micro-shared")
+            for t, s in ((0, 3000), (10, 1000), (10, 3000), (100, 1000))})
+"""Grid points measured within 15 % (planner/closedloop.py, "Where it errs"); the
+micro-exclusive and micro-shared ones at 1K-3K slots hold since the one-lock model takes the
+lock servers' path (planner/offered.py: about 80 % of requests overflow at 1K slots)."""
+CONVOY_MISS = pytest.mark.xfail(reason="issue 30, open: on DSLR's TPC-C the transaction "
+                                "model misses the convoys behind deadlocks that the network's "
+                                "jitter makes on the warehouse and district rows, broken only "
+                                "by the 2 ms attempt timeout (planner/closedloop.py; tpcc-low "
+                                "think 0-10 us: +13 % to +39 %; tpcc-high think 0/100 us: -20 "
+                                "% to -29 %)", strict=False)
+OVERFLOW_MISS = pytest.mark.xfail(reason="issue 30, open: with 80 % of one-lock requests "
+                                  "overflowing to one lock server at think 0 (1K slots) the "
+                                  "model is +14 % total, +17.5 % switch: the servers' path "
+                                  "time is approximate (planner/offered.py)", strict=False)
+
+
+def _mark(point: tuple[str, int, int]):
+    if point in HOLDS:
+        return point
+    mark = CONVOY_MISS if point[0].startswith("tpcc") else OVERFLOW_MISS
+    return pytest.param(*point, marks=mark)
 
 
 def _window(workload: str) -> dict[str, float]:
@@ -92,8 +106,7 @@ def test_the_plan_predicts_what_the_simulation_of_it_carries(workload, think_us,
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("workload", "think_us", "slots"), [
-    p if p in HOLDS else pytest.param(*p, marks=OPEN_MISS)
-    for p in GRID if p not in SAMPLE])
+    _mark(p) for p in GRID if p not in SAMPLE])
 def test_the_whole_grid_within_tolerance(workload, think_us, slots):
     _check(workload, think_us, slots)
 
@@ -108,6 +121,24 @@ def test_one_more_server_than_servers_needed_adds_less_than_the_gain():
     report = plan_for(cfg, demand_trace(cfg, 100_000), 1000)
     k = report.plan.summary.servers_needed
     assert k >= 2  # the model finds one server's CPU binding
+    at_k, more = (simulate_plan(cfg, report, n) for n in (k, k + 1))
+    for got in (at_k, more):
+        assert got.violations == 0 and got.stalled == 0
+    assert more.simulated_total_rps < (1 + SERVER_GAIN) * at_k.simulated_total_rps
+
+
+def test_one_lock_servers_needed_by_the_same_rule():
+    """The one-lock model's ``servers_needed`` by issue 30's rule, checked by simulation on
+    a switch with no slots and one core per lock server (2.27 M requests/s each): the model
+    asks for k >= 2, and k + 1 servers (the lock ids partitioned over them) must carry less
+    than 5 % more than k. (The simulator is already within 2 % at k - 1: the model's server
+    path is 16 % high here, so its k can be one too many, as on TPC-C.)"""
+    cfg = override_config(load_config(CONFIGS / "micro-exclusive.yaml"), {
+        "servers.cores": 1, "sim.duration_s": 0.003, "sim.warmup_s": 0.001,
+        "sim.engine": "fast"})
+    report = plan_for(cfg, demand_trace(cfg, 100_000), 0)
+    k = report.plan.summary.servers_needed
+    assert k >= 2 and report.plan.summary.switch_rps == 0
     at_k, more = (simulate_plan(cfg, report, n) for n in (k, k + 1))
     for got in (at_k, more):
         assert got.violations == 0 and got.stalled == 0
