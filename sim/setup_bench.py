@@ -18,17 +18,14 @@ same repeats.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import statistics
-import tempfile
-from collections.abc import Iterator
 
 from netlock.bench import BenchResult
 from netlock.config import Config
 from netlock.config.load import load_config
 from netlock.errors import ConfigError
 from sim.bench import Phases, timed_phases
+from sim.core import plan_cache
 from sim.core.pilot import forget_pilots
 from sim.paper.experiment_file import CONFIG_DIR
 
@@ -87,24 +84,6 @@ def timed_run(cfg: Config, engine: str, cached: bool) -> Phases:
     return timed_phases(lambda: build(cfg), loop, results, forget_pilots, cached=cached)
 
 
-@contextlib.contextmanager
-def temporary_cache() -> Iterator[None]:
-    """The plan cache on, in a temporary folder (the user's cache is neither read nor
-    changed)."""
-    saved = {k: os.environ.get(k) for k in ("NETLOCK_CACHE_DIR", "NETLOCK_PLAN_CACHE")}
-    with tempfile.TemporaryDirectory() as folder:
-        os.environ["NETLOCK_CACHE_DIR"] = folder
-        os.environ["NETLOCK_PLAN_CACHE"] = "on"
-        try:
-            yield
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-
-
 def share(run_: Phases) -> float:
     """Setup's share of the whole run's CPU seconds."""
     return run_.setup_s / (run_.setup_s + run_.loop_s + run_.results_s)
@@ -132,7 +111,7 @@ def run(quick: bool) -> list[BenchResult]:
     repeats (one when ``quick``)."""
     repeats = 1 if quick else 3
     results = []
-    with temporary_cache():
+    with plan_cache.temporary_cache():
         for name, cfg in canonical_configs().items():
             for engine in engines_for(cfg):
                 timed_run(cfg, engine, cached=True)

@@ -26,6 +26,7 @@ import json
 import os
 import pickle
 import sys
+import tempfile
 from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -178,3 +179,21 @@ def prune(folder: Path, max_bytes: int) -> None:
         with contextlib.suppress(OSError):
             path.unlink()
         total -= size
+
+
+@contextlib.contextmanager
+def temporary_cache() -> Iterator[None]:
+    """The plan cache on, in a temporary folder (the user's cache is neither read nor
+    changed)."""
+    saved = {k: os.environ.get(k) for k in ("NETLOCK_CACHE_DIR", "NETLOCK_PLAN_CACHE")}
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["NETLOCK_CACHE_DIR"] = folder
+        os.environ["NETLOCK_PLAN_CACHE"] = "on"
+        try:
+            yield
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value

@@ -9,7 +9,7 @@ import pytest
 
 from sim import setup_bench
 from sim.bench import Phases
-from sim.core import pilot
+from sim.core import pilot, plan_cache
 from tests.sim.helpers import config
 
 
@@ -30,7 +30,7 @@ def test_the_cached_run_makes_no_plan_and_the_fresh_one_does(engine, monkeypatch
     real = pilot._made_plan
     monkeypatch.setattr(pilot, "_made_plan", lambda *a: made.append(1) or real(*a))
     before = dict(os.environ)
-    with setup_bench.temporary_cache():
+    with plan_cache.temporary_cache():
         setup_bench.timed_run(cfg, engine, cached=True)
         setup_bench.timed_run(cfg, engine, cached=True)
         assert len(made) == 1
