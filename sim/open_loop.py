@@ -8,9 +8,11 @@ see :mod:`netlock.client`). It is a :class:`sim.clients.Client` for everything i
 with the closed loop (NIC, links, sending), so the two send packets the same way.
 
 Requests still unanswered at the end of a run are not waits of a transaction (the open
-loop sends whatever the lock manager's capacity): they are not recorded as open waits, so
-``stalled`` counts only over granted requests (a grant that waited long on an idle lock
-still counts).
+loop sends whatever the lock manager's capacity): they are not recorded as open waits.
+Instead each context counts its requests sent before
+:func:`sim.core.run_spec.unanswered_cutoff_us` (``sent_old``), and the run's result counts
+those neither granted nor dropped by a lock server's RX rings as stalled
+(:func:`sim.core.result.unanswered`).
 
 Each grant's release leaves through a receiving core's TX burst, as the lock server's grants
 do (:mod:`netlock.lockserver.txburst`, ``clients.tx_burst`` / ``tx_drain_us``; the
@@ -19,6 +21,7 @@ receiving cores are :func:`sim.core.parts.rx_cores_per_client`).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -36,12 +39,12 @@ from sim.workloads.base import WorkloadGenerator
 class OpenLoopClient(Client):
     """One open-loop context: its send schedule and the locks it waits for."""
 
-    __slots__ = ("busy", "limit", "rx_bursts", "rx_cores", "skip_held")
+    __slots__ = ("busy", "cutoff", "limit", "rx_bursts", "rx_cores", "sent_old", "skip_held")
 
     def __init__(self, cid: int, rack: SimpyRack, machine: Machine, txns: TxnSource,
                  params: ClientParams, tenant: int, priority: int, limit: int,
                  skip_held: bool, rx: tuple[int, int, float] = (1, 1, 0.0),
-                 window_us: float = -SEND_WINDOW_US) -> None:
+                 window_us: float = -SEND_WINDOW_US, cutoff_us: float = -math.inf) -> None:
         super().__init__(cid, rack, machine, txns, params, tenant, priority)
         self.rx_cores, burst, drain_us = rx
         self.rx_bursts = TxBursts(self.rx_cores, burst, drain_us, self.at, self.send_burst)
@@ -49,6 +52,8 @@ class OpenLoopClient(Client):
         self.skip_held = skip_held
         self.busy: dict[int, int] = {}
         self.cf[XF_WINDOW] = window_us
+        self.cutoff = cutoff_us
+        self.sent_old = 0
 
     def start(self, at_us: float) -> None:
         self._schedule(at_us)
@@ -73,6 +78,8 @@ class OpenLoopClient(Client):
             if self.skip_held:
                 busy[lock] = 1
             self.send_burst([req], now)
+            if now < self.cutoff:
+                self.sent_old += 1
             break
         self._schedule(now + self.machine.gap_us)
 
@@ -130,12 +137,13 @@ def make_open_loop_clients(rack: SimpyRack, workload: WorkloadGenerator,
                            params: ClientParams, machines: list[Machine], tenants: list[int],
                            priorities: list[int], seeds: Any, limit: int,
                            skip_held: bool, rx: tuple[int, int, float],
-                           phases: list[float]) -> list[Client]:
+                           phases: list[float], cutoff_us: float) -> list[Client]:
     """One :class:`OpenLoopClient` per entry of ``machines`` (as
     :func:`sim.clients.make_clients`); ``phases``: where each one's first send window
-    starts (us, in ``0 .. SEND_WINDOW_US``)."""
+    starts (us, in ``0 .. SEND_WINDOW_US``); ``cutoff_us``: requests sent before it are
+    counted (:func:`sim.core.run_spec.unanswered_cutoff_us`)."""
     return [OpenLoopClient(cid, rack, machine,
                            TxnSource(workload, cid, np.random.default_rng(seed)), params,
                            tenants[cid], priorities[cid], limit, skip_held, rx,
-                           phases[cid] - SEND_WINDOW_US)
+                           phases[cid] - SEND_WINDOW_US, cutoff_us)
             for cid, (machine, seed) in enumerate(zip(machines, seeds, strict=True))]

@@ -25,7 +25,7 @@ from sim.core.draws import fault_rng
 from sim.core.parts import client_workload, rx_cores_per_client, send_window_phases
 from sim.core.pilot import make_plan, no_plan
 from sim.core.result import Progress
-from sim.core.run_spec import run_spec
+from sim.core.run_spec import run_spec, unanswered_cutoff_us
 from sim.engine import Engine
 from sim.managers.context import ManagerContext
 from sim.managers.interface import LockManager
@@ -176,7 +176,8 @@ def assemble(config: Config, plan: Plan, partition: Partition, seed_key: object)
                                          (rx_cores_per_client(wl.clients, cl.machines,
                                                               cl.rx_cores),
                                           cl.tx_burst, cl.tx_drain_us),
-                                         send_window_phases(start_rng, wl.clients))
+                                         send_window_phases(start_rng, wl.clients),
+                                         unanswered_cutoff_us(config))
     else:
         clients = make_clients(rack, workload, params, machines, tenants,
                                list(spec.priorities), streams[3:])

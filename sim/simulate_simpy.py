@@ -11,6 +11,8 @@ import time
 from netlock.config import Config
 from sim.core.budget import WallBudget, incomplete, stopped_config
 from sim.core.result import Progress, SimResult, result_of
+from sim.core.run_spec import unanswered_cutoff_us
+from sim.open_loop import OpenLoopClient
 from sim.simpy_model import ENGINE, Model, build
 from sim.workloads.replay import replay_transactions
 
@@ -44,4 +46,12 @@ def summarise(model: Model, wall_s: float, config: Config | None = None) -> SimR
                      manager=model.manager.stats(), open_waits=rec.open_waits,
                      handbacks=rec.handbacks_frame(),
                      one_at_a_time=any(client.sequential for client in model.clients),
-                     replay_txns=replay_transactions(model.workload))
+                     replay_txns=replay_transactions(model.workload),
+                     open_loop=open_loop_counts(model))
+
+
+def open_loop_counts(model: Model) -> tuple[float, int, int]:
+    """``(cutoff_us, sent, dropped)`` for :func:`sim.core.result.unanswered`."""
+    cutoff = unanswered_cutoff_us(model.config)
+    sent = sum(c.sent_old for c in model.clients if isinstance(c, OpenLoopClient))
+    return cutoff, sent, getattr(model.manager, "open_loop_dropped", 0)

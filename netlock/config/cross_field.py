@@ -32,6 +32,35 @@ def _switch(cfg: Config) -> Problem | None:
     if sw.slots == 0 and cfg.servers.count == 0:
         return Problem("servers.count", "0 lock servers and 0 switch slots: nothing could "
                        "grant a lock")
+    if cfg.manager.kind == "netlock" and cfg.servers.count == 0:
+        reason = _overflow_possible(cfg)
+        if reason:
+            return Problem("servers.count", f"0 lock servers, but {reason}: a request that "
+                           f"finds its lock's switch queue full would go to no server and "
+                           f"the lock would stay in overflow mode (set servers.count >= 1)")
+    return None
+
+
+def _overflow_possible(cfg: Config) -> str | None:
+    """Why a lock's switch queue could fill in a run with no lock server, or None when it
+    cannot: the even split (``policy.allocation: even``) of a micro workload's locks gives
+    every lock ``switch.slots // locks`` slots, and a lock has at most one queued request
+    per client (a closed-loop client's transaction takes a lock once; an open-loop context
+    that skips a lock it waits for, ``clients.skip_held``, sends one at a time), so a share
+    of at least ``workload.clients`` slots cannot overflow. Every other plan fits locks to
+    a measured or sampled concurrency, which a run can exceed."""
+    wl, pol = cfg.workload, cfg.policy
+    if wl.kind != "micro" or pol.allocation != "even" or pol.plan or cfg.switch.priorities > 1:
+        return ("only the even split of a micro workload's locks (policy.allocation even, "
+                "no plan file, one priority) bounds every lock's queue")
+    if cfg.clients.send_limit_per_ms > 0 and not cfg.clients.skip_held:
+        return ("open-loop contexts that do not skip a lock they wait for "
+                "(clients.skip_held false) can queue any number of requests on a lock")
+    locks = -(-wl.locks // pol.coarse_group)
+    share = cfg.switch.slots // locks
+    if share < wl.clients:
+        return (f"the even split gives each of the {locks} locks {share} slots, fewer than "
+                f"the {wl.clients} clients that can queue on one")
     return None
 
 

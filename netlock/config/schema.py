@@ -74,7 +74,9 @@ class Switch:
 class Servers:
     """The lock servers that hold locks not in the switch and buffer overflow."""
 
-    count: int = key(2, "lock servers", min=0)
+    count: int = key(2, "lock servers (0 with switch slots only where no lock's queue can "
+                     "overflow: policy.allocation even on a micro workload, at least "
+                     "workload.clients slots a lock)", min=0)
     cores: int = key(8, "CPU cores per lock server (RSS spreads requests over them; "
                      "capacity scales with them)", min=1)
     rate_rps: float = key(18.0e6, "lock requests (an acquire with its release) one server "

@@ -30,7 +30,7 @@ from netlock.errors import OutputError
 from netlock.plan import Plan
 from sim.core.liveness import count_stalled
 from sim.core.metrics import Latency, plan_predicted, timeseries
-from sim.core.run_spec import stall_bound_us
+from sim.core.run_spec import stall_bound_us, unanswered_cutoff_us
 from sim.core.safety import count_violations
 
 Progress = Callable[[float, float], None]
@@ -125,14 +125,18 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
               ignored_grants: int, hold_us: float, plan: Plan, manager: dict[str, Any],
               open_waits: list[tuple[int, float, float]],
               handbacks: pd.DataFrame, one_at_a_time: bool = False,
-              replay_txns: int | None = None) -> SimResult:
+              replay_txns: int | None = None,
+              open_loop: tuple[float, int, int] = (-math.inf, 0, 0)) -> SimResult:
     """A finished run's result from its recorded requests and transactions (every engine's
     summary has these keys, measured over the window after ``sim.warmup_s`` up to
     :func:`run_end`; ``replay_txns``: a timed trace replay's transactions in all);
     ``open_waits``: ``(lock, asked_us, end_us)`` of waits no grant ended (locks still
     awaited at the end); ``handbacks``: the stale grants
     (:data:`sim.core.metrics.HANDBACK_DTYPE`); ``one_at_a_time``: the clients take locks
-    one at a time, so a request's wait begins when its acquire is sent (:func:`stalled_waits`).
+    one at a time, so a request's wait begins when its acquire is sent (:func:`stalled_waits`);
+    ``open_loop``: ``(cutoff_us, sent, dropped)``, the open-loop acquires sent before the
+    engine's :func:`sim.core.run_spec.unanswered_cutoff_us` and those of them a lock
+    server's RX rings dropped (:func:`unanswered`).
 
     The safety checker runs on a second thread meanwhile (its compiled passes let go of
     the GIL): on TPC-C's simulated second it and the rest take about 2 s each."""
@@ -151,6 +155,7 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         txn_tenant = txns["tenant"].to_numpy()[txn_in]
         stalled = stalled_waits(requests, open_waits, handbacks, stall_bound_us(cfg),
                                 outages(cfg), one_at_a_time)
+        never = unanswered(cfg, requests, *open_loop)
         granted = len(req_tenant)
         by_switch = int(np.count_nonzero(requests["source"].to_numpy()[req_in] == 0))
         tenants = sorted({t.id for t in cfg.tenants})
@@ -170,7 +175,8 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
         "txn_latency_us": txn_latency,
         "retries": retries,
         "violations": violations,
-        "stalled": stalled,
+        "stalled": stalled + never,
+        "unanswered": never,
         "wall_s": wall_s,
         "events": events,
         "measured_s": window_s,
@@ -258,6 +264,22 @@ def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, flo
                          np.concatenate([requests["end_us"].to_numpy()[used], back_t[backed]]),
                          wait_lock, np.concatenate([asked[long], waits[open_long, 1]]),
                          np.concatenate([start[long], waits[open_long, 2]]), bound_us, excused)
+
+
+def unanswered(cfg: Config, requests: pd.DataFrame, cutoff_us: float, sent: int,
+               dropped: int) -> int:
+    """Open-loop acquires sent before ``cutoff_us`` (``sent`` of them) that no grant
+    answered by the run's end, a stall bound later at least: neither granted (``asked_us``
+    before the cutoff) nor dropped by a lock server's full RX rings (``dropped``: an
+    overloaded server's loss, reported as ``manager.server_rx_drops``; the authors' client
+    never resends it). What is left waits in a switch queue or a server's overflow backlog
+    that does not drain, or was lost by the network: a stalled request. 0 for closed-loop
+    runs (``cutoff_us`` -inf) and for a run measured over a window that ends before the
+    engine's (a run stopped early: its latest requests are merely in flight)."""
+    if cutoff_us == -math.inf or unanswered_cutoff_us(cfg) < cutoff_us:
+        return 0
+    granted = int(np.count_nonzero(requests["asked_us"].to_numpy() < cutoff_us))
+    return max(sent - dropped - granted, 0)
 
 
 def window_mask(frame: pd.DataFrame, start_us: float, end_us: float) -> np.ndarray:

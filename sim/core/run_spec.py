@@ -8,6 +8,7 @@ between them. Times are us.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from netlock.config import Config
@@ -50,6 +51,15 @@ def stall_bound_us(config: Config) -> float:
     longest_backoff = (cl.backoff_slots - 1) * cl.backoff_slot_us
     return (config.lease.us + config.lease.sweep_us + longest_backoff
             + 2 * lease_guard_us(config))
+
+
+def unanswered_cutoff_us(config: Config) -> float:
+    """Open-loop runs: an acquire sent before this time (us) and still unanswered at the
+    run's end waited longer than :func:`stall_bound_us` and counts as stalled; -inf for
+    closed-loop runs, whose waits the liveness checker sees as transactions' waits."""
+    if config.clients.send_limit_per_ms == 0:
+        return -math.inf
+    return config.sim.end_s * 1e6 - stall_bound_us(config)
 
 
 def run_spec(config: Config) -> RunSpec:

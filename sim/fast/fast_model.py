@@ -41,7 +41,7 @@ from sim.core.parts import (
     send_window_phases,
     switch_dataplane,
 )
-from sim.core.run_spec import RunSpec, run_spec
+from sim.core.run_spec import RunSpec, run_spec, unanswered_cutoff_us
 from sim.fast import chunks, client_rows
 from sim.fast import heap as fheap
 from sim.fast.loop import NEEDS_SERVICE, run
@@ -102,6 +102,7 @@ from sim.fast.state import (
     P_GAP_PER_LOCK,
     P_HALF_RTT,
     P_LEASE_CLIENT,
+    P_OL_CUTOFF,
     P_PASS_GAP,
     P_PASS_US,
     P_QUOTA_WINDOW,
@@ -428,6 +429,7 @@ def float_params(config: Config, spec: RunSpec) -> np.ndarray:
     pf[P_SERVICE_US] = config.servers.packet_us
     pf[P_TX_DRAIN] = config.servers.tx_drain_us
     pf[P_CL_DRAIN] = cl.tx_drain_us
+    pf[P_OL_CUTOFF] = unanswered_cutoff_us(config)
     pf[P_BURST] = BURST_US
     pf[P_TX] = cl.tx_us
     pf[P_RX] = cl.rx_us

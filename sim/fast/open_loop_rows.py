@@ -7,7 +7,8 @@ at once (:func:`netlock.txn_context.open_grant`). A slot that runs out of drawn
 transactions while skipping continues at the same time after the Python side refills them
 (``b`` carries the skips so far). The context never holds a transaction (``CI_NLOCKS``
 stays 0), so :func:`sim.fast.client_rows.close` records no open waits for it, as the simpy
-engine. Releases leave through the context's receiving cores' TX bursts (``cl_tx``,
+engine; it counts its acquires sent before ``P_OL_CUTOFF`` (``K_OL_SENT``) instead.
+Releases leave through the context's receiving cores' TX bursts (``cl_tx``,
 ``E_CL_DRAIN``; :mod:`netlock.lockserver.txburst`).
 """
 
@@ -31,9 +32,11 @@ from sim.fast.state import (
     I_CL_CORES,
     I_OPEN_LIMIT,
     I_SKIP_HELD,
+    K_OL_SENT,
     K_TXNS,
     K_USES,
     P_CL_DRAIN,
+    P_OL_CUTOFF,
     RELEASE,
     RF_CREATED,
     RF_LEASE_END,
@@ -72,6 +75,8 @@ def send_next(r: RackArrays, c: int, skips: int, now: float) -> None:
             r.busy[c, lock] = 1
         r.burst[0] = h
         send_burst(r, c, 1, now)
+        if now < r.pf[P_OL_CUTOFF]:
+            r.cnt[K_OL_SENT] += 1
         break
     schedule(r, c, now + r.cf[c, CF_GAP])
 

@@ -58,15 +58,18 @@ from sim.fast.state import (
     I_TX_BURST,
     IN_PENDING,
     IN_WAITING,
+    K_OL_DROPPED,
     K_RX_DROPS,
     K_SERVER_DROPS,
     K_SERVER_GRANTS,
     K_SWITCH_EXPIRED,
+    P_OL_CUTOFF,
     P_PASS_GAP,
     P_PASS_US,
     P_SERVICE_US,
     P_TX_DRAIN,
     RELEASE,
+    RF_CREATED,
     RI_CLIENT,
     RI_FOLLOW,
     RI_LOCK,
@@ -435,6 +438,8 @@ def server_request(r: RackArrays, h: int, flags: int, now: float) -> None:
         if op != RELEASE:
             g = take(r, r.ri[h, RI_TXN], IN_PENDING)
             if g >= 0:
+                if r.rf[g, RF_CREATED] < r.pf[P_OL_CUTOFF]:
+                    r.cnt[K_OL_DROPPED] += 1
                 free_request(r, g)
         else:
             free_request(r, h)

@@ -27,6 +27,8 @@ from sim.fast.state import (
     K_COPIES,
     K_IGNORED,
     K_LOST,
+    K_OL_DROPPED,
+    K_OL_SENT,
     K_REORDERED,
     K_RETRIES,
     K_RX_DROPS,
@@ -34,6 +36,7 @@ from sim.fast.state import (
     K_SERVER_GRANTS,
     K_STALE,
     K_SWITCH_EXPIRED,
+    P_OL_CUTOFF,
     SF_BUSY,
 )
 from sim.workloads.replay import replay_transactions
@@ -120,4 +123,6 @@ def summarise(model: FastModel, wall_s: float, config: Config | None = None) -> 
                      ignored_grants=int(r.cnt[K_IGNORED]),
                      hold_us=model.hold_us, plan=model.plan, manager=manager,
                      open_waits=model.open_waits, handbacks=model.handbacks_frame(),
-                     replay_txns=replay_transactions(model.workload))
+                     replay_txns=replay_transactions(model.workload),
+                     open_loop=(float(r.pf[P_OL_CUTOFF]), int(r.cnt[K_OL_SENT]),
+                                int(r.cnt[K_OL_DROPPED])))

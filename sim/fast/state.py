@@ -93,14 +93,16 @@ SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
  K_SERVER_DROPS, K_SWITCH_EXPIRED, K_NEED_TXN, K_BAD_FREE) = range(12)
 K_FAULT, K_COPIES, K_REORDERED, K_IGNORED, K_HANDBACKS = 12, 13, 14, 15, 16
 K_RX_DROPS = 17  # requests a server core's full RX rings dropped
-N_CNT = 18
+K_OL_SENT, K_OL_DROPPED = 18, 19  # open loop: acquires sent before P_OL_CUTOFF, RX-dropped
+N_CNT = 20
 
 # parameters: pf[:] float64, pi[:] int64
 (P_HALF_RTT, P_PASS_US, P_PASS_GAP, P_THINK, P_LEASE_CLIENT, P_TIMEOUT, P_GAP_PER_LOCK,
  P_SWEEP, P_QUOTA_WINDOW, P_SERVICE_US, P_BURST, P_BACKOFF_SLOT, P_TX, P_RX) = range(14)
 P_TX_DRAIN = 14  # a server core's TX drain period (us)
 P_CL_DRAIN = 15  # open loop: a receiving core's TX drain period (us)
-N_PF = 16
+P_OL_CUTOFF = 16  # open loop: sim.core.run_spec.unanswered_cutoff_us (us; -inf closed)
+N_PF = 17
 (I_LOSSY, I_FETCH_HOPS, I_EXTRA_HOPS, I_SERVERS, I_LEASE_MGR, I_INSTANT, I_FAST,
  I_CORES, I_ROOM_HOPS, I_ROOM_REQUESTS, I_ROOM_ROWS, I_ROOM_LOCKS, I_SEED,
  I_BACKOFF_SLOTS, I_FAULTY) = range(15)

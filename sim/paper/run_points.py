@@ -51,6 +51,7 @@ def measure(config: Config, max_wall_s: float | None = None) -> dict[str, Any]:
     row["stalled"] = summary["stalled"]
     row["hold_time_us"] = summary["hold_time_us"]
     row["server_busy"] = server_busy(config, summary["manager"].get("server_busy_us"))
+    row["dropped"] = summary["manager"].get("server_rx_drops", 0)
     row.update({f"latency_{k}_us": summary["latency_us"][k] for k in LATENCY_COLUMNS})
     row.update({f"txn_latency_{k}_us": summary["txn_latency_us"][k] for k in LATENCY_COLUMNS})
     window = in_window(result.requests, config.sim.warmup_s * 1e6, config.sim.duration_s * 1e6)

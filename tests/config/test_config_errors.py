@@ -12,6 +12,8 @@ from netlock.config import config_from_dict, load_config
 from netlock.errors import ConfigError
 
 GOOD = "sim: {duration_s: 0.02, warmup_s: 0.002}\n"
+NO_SERVER = (": a request that finds its lock's switch queue full would go to no server and "
+             "the lock would stay in overflow mode (set servers.count >= 1)")
 
 # (case id, file contents by name (x.yaml is checked), --set items, expected error line
 # after "netlock: error: "; "{x}" stands for the checked file's path)
@@ -37,7 +39,7 @@ CASES = [
     ("not-below", {"x.yaml": "network: {loss: 1}"}, [],
      "{x}: network.loss: must be < 1, got 1"),
     ("bad-choice", {"x.yaml": "policy: {allocation: knapsak}"}, [],
-     "{x}: policy.allocation: must be one of knapsack, random; got 'knapsak' "
+     "{x}: policy.allocation: must be one of knapsack, random, even; got 'knapsak' "
      "(did you mean 'knapsack'?)"),
     ("section-not-mapping", {"x.yaml": "switch: 5"}, [],
      "{x}: switch: must be a mapping of keys, got 5 (integer)"),
@@ -93,6 +95,20 @@ CASES = [
      "{x}: workload.ol_cnt_min: must be <= workload.ol_cnt_max (8), got 9"),
     ("nothing-grants", {"x.yaml": "switch: {slots: 0}\nservers: {count: 0}"}, [],
      "{x}: servers.count: 0 lock servers and 0 switch slots: nothing could grant a lock"),
+    ("no-server-knapsack", {"x.yaml": "servers: {count: 0}"}, [],
+     "{x}: servers.count: 0 lock servers, but only the even split of a micro workload's "
+     "locks (policy.allocation even, no plan file, one priority) bounds every lock's queue"
+     + NO_SERVER),
+    ("no-server-open-loop", {"x.yaml": "servers: {count: 0}\npolicy: {allocation: even}\n"
+                                      "clients: {send_limit_per_ms: 5000}"}, [],
+     "{x}: servers.count: 0 lock servers, but open-loop contexts that do not skip a lock "
+     "they wait for (clients.skip_held false) can queue any number of requests on a lock"
+     + NO_SERVER),
+    ("no-server-few-slots", {"x.yaml": "servers: {count: 0}\npolicy: {allocation: even}\n"
+                                      "workload: {locks: 55000, clients: 24}"}, [],
+     "{x}: servers.count: 0 lock servers, but the even split gives each of the 55000 locks "
+     "1 slots, fewer than the 24 clients that can queue on one"
+     + NO_SERVER),
     ("error-in-base-names-base", {"x.yaml": "include: base.yaml\n" + GOOD,
                                   "base.yaml": "workload: {think_time_us: -1}"}, [],
      "{d}/base.yaml: workload.think_time_us: must be >= 0, got -1"),
@@ -212,3 +228,12 @@ def test_yaml_oddities_stay_one_line(write):
     x = write("x.yaml", f"servers: {{rate_rps: {10**400}}}\n")
     with pytest.raises(ConfigError, match=r"servers\.rate_rps: must be a finite number, got"):
         load_config(x)
+
+
+def test_no_lock_server_is_accepted_when_no_queue_can_fill(write):
+    """The even split with at least one slot per client on every lock cannot overflow, so
+    a switch-only rack (the authors' Figure 8 runs, console.py server_node_num = 0) runs."""
+    x = write("x.yaml", "servers: {count: 0}\npolicy: {allocation: even}\n"
+                        "workload: {locks: 500, clients: 24}\n"
+                        "clients: {send_limit_per_ms: 5000, skip_held: true}\n")
+    assert load_config(x).servers.count == 0

@@ -56,6 +56,9 @@ CASES = {
                                       "clients.skip_held": True, "workload.locks": 500}),
     "open-loop-servers": ("micro-exclusive", {**OPEN_LOOP, "clients.send_limit_per_ms": 1000,
                                               "switch.slots": 0, "servers.cores": 2}),
+    "open-loop-stuck": ("micro-exclusive", {**OPEN_LOOP, "clients.send_limit_per_ms": 20,
+                                            "workload.locks": 2, "lease.us": 500,
+                                            "lease.sweep_us": 100}),
 }
 
 
@@ -88,6 +91,8 @@ def exercised(name: str, summary: dict) -> bool:
         "open-loop": summary["switch_share"] == 1.0
         and summary["throughput_rps"] == pytest.approx(20 * 200 * 1000, rel=0.01),
         "open-loop-servers": manager["server_rx_drops"] > 0,
+        "open-loop-stuck": summary["unanswered"] > 0
+        and summary["stalled"] >= summary["unanswered"],
     }[name]
 
 
@@ -107,8 +112,9 @@ def test_engines_agree(name):
 
 
 ONE_PLAN_CASES = ["exclusive", "overflow-heavy", "lossy", "servers-only", "servers-unbatched",
-                  "mixed-multi-lock", "open-loop", "open-loop-servers"]
-EXACT_COUNTS = ("granted", "retries", "stale_grants", "ignored_grants", "violations", "stalled")
+                  "mixed-multi-lock", "open-loop", "open-loop-servers", "open-loop-stuck"]
+EXACT_COUNTS = ("granted", "retries", "stale_grants", "ignored_grants", "violations", "stalled",
+                "unanswered")
 """Counts the engines must report identically on one plan (the README promises the same
 grants, retries and latencies)."""
 

@@ -233,6 +233,19 @@ def test_fig8a_is_required_and_its_checks_fail_when_shared_locks_cap():
     assert figure("fig8a").required
 
 
+def test_figure_8_checks_fail_when_the_overflow_server_drops_requests():
+    """Figure 8's runs have no lock server in the authors' harness and their client never
+    resends: a table whose run dropped requests at the model's overflow server fails its
+    "safe, live and loses no request" check (fig8a knapsack at full scale: 958,584)."""
+    machines = [1, 12]
+    rows = pd.DataFrame({"clients.machines": machines, "throughput_rps": [10e6, 120e6],
+                         "latency_p50_us": 6.6, "violations": 0, "stalled": 0,
+                         "dropped": [0, 958_584]})
+    assert held("fig8a", rows) == [True, True, False]
+    assert held("fig8b", rows) == [True, True, False]
+    assert held("fig8a", rows.assign(dropped=0)) == [True, True, True]
+
+
 def test_rising_and_falling_allow_only_their_slack():
     from sim.paper.figure import falling, rising
 

@@ -23,6 +23,7 @@ from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, O
 from netlock.plan import Plan
 from sim.core.allocation import Partition
 from sim.core.parts import switch_dataplane
+from sim.core.run_spec import unanswered_cutoff_us
 from sim.engine import ACQUIRE, Engine, Req
 from sim.managers.netlock_rack.inflight import ByRid
 from sim.managers.netlock_rack.servers import ServerNode
@@ -62,6 +63,9 @@ class NetLockManager:
         """Acquires forwarded to lock servers, until granted or pushed back."""
         self.server_grants = 0
         self.server_drops = 0
+        self.unanswered_cutoff_us = unanswered_cutoff_us(config)
+        self.open_loop_dropped = 0
+        """Open-loop acquires sent before that cutoff that an RX ring dropped."""
         self.active = self.switch
         self.backup: SwitchNode | None = None
         """The backup switch while it hands its locks back to the restarted one."""
@@ -180,7 +184,9 @@ class NetLockManager:
         """A server's RX rings dropped ``lreq`` (:mod:`netlock.lockserver.rxring`): an
         acquire is no longer awaited from it."""
         if lreq.op == Op.ACQUIRE:
-            self.pending.take(lreq.txn_id)
+            req = self.pending.take(lreq.txn_id)
+            if req is not None and req.t_created < self.unanswered_cutoff_us:
+                self.open_loop_dropped += 1
 
     def server_send(self, server: ServerNode, packet: Req | LockRequest,
                     depart: float) -> None:
