@@ -144,12 +144,16 @@ class RackTiming:
     backoff_us: float
     tx_burst: int = 1
     tx_drain_us: float = 0.0
+    client_tx_us: float = 0.0
+    client_rx_us: float = 0.0
+    jitter_us: float = 0.0
 
     @classmethod
     def of(cls, config: Config) -> RackTiming:
         """The same numbers the simulator uses: round trips and client processing
         (``network``, ``clients``), the data read (:attr:`Config.fetch_hops`), the lock
-        servers' cores and per-packet cost (:class:`netlock.config.schema.Servers`)."""
+        servers' cores, per-packet cost and TX bursts (:class:`netlock.config.schema.Servers`),
+        the hops' jitter (the one-lock server path, :mod:`planner.serverpath`)."""
         cl, wl = config.clients, config.workload
         per_machine = math.ceil(wl.clients / cl.machines)
         return cls(clients=wl.clients, client_rtt_us=config.client_rtt_us,
@@ -160,7 +164,9 @@ class RackTiming:
                    cores=config.servers.cores, packet_us=config.servers.packet_us,
                    timeout_us=max(cl.timeout_us, 2.0 * wl.think_time_us),
                    backoff_us=(cl.backoff_slots - 1) / 2.0 * cl.backoff_slot_us,
-                   tx_burst=config.servers.tx_burst, tx_drain_us=config.servers.tx_drain_us)
+                   tx_burst=config.servers.tx_burst, tx_drain_us=config.servers.tx_drain_us,
+                   client_tx_us=cl.tx_us, client_rx_us=cl.rx_us,
+                   jitter_us=config.network.jitter_us)
 
     def tx_wait_us(self, packets_per_core_us: float) -> float:
         """The mean time a packet a lock server sends waits in its core's TX burst (us,
@@ -177,18 +183,6 @@ class RackTiming:
         """Requests per second ``servers`` lock servers' cores serve (an acquire and a
         release each ``packet_us``)."""
         return servers * self.cores / (2.0 * self.packet_us) * 1e6
-
-    def one_request_server_us(self, server_rps: float, servers: int) -> float:
-        """What the lock servers add to one request's round trip (us) when they serve
-        ``server_rps`` one-lock requests: their round trip, a packet's service, the switch
-        pass to them, the TX burst's wait and the per-core queue (:func:`solve`'s server
-        path for a batch of one)."""
-        queues = servers * self.cores
-        rate = server_rps * 1e-6
-        util = server_rps / self.capacity_rps(servers)
-        return (self.server_rtt_us + self.packet_us + self.pass_us
-                + self.tx_wait_us(rate / queues)
-                + float(_server_wait_us(util, np.ones(1), queues, self.packet_us)[0]))
 
     def hold_us(self) -> float:
         """A lock's hold without waiting: grant to client, read, think, release back."""

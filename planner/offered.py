@@ -45,14 +45,15 @@ delay station's demand sum_(shared i) y_i (T + q_i E) (y_i the shared requests' 
 the servers' CPU bounds the rate at C / sum_i (x_i + y_i) q_i (C the requests per second
 their cores serve; exact). x_i and y_i are the sample's shares regressed to the mean (a plan
 gives slots to the locks a sample saw most, and by chance: the locks a sample never drew go
-to the servers). E is the transaction model's server path for a batch of one
-(:meth:`planner.closedloop.RackTiming.one_request_server_us`: M/D/1 per core, the TX burst's
-mean wait), solved together with the rate since it grows with the servers' load; it is where
-this part is approximate: at 1K slots of micro-exclusive / micro-shared (80 % of requests
-through one server) it is 14 % high at think 0, within 8 % at think 10-100 us; with no slots
-and one core per server, 16 % high. The contention part stays the exact MVA above (the
-transaction model's Schweitzer correction errs 40 % low on a Zipf(0.99) hot lock, where this
-recursion is within 6 %).
+to the servers). E is the one-lock server path (:mod:`planner.serverpath`: the round trip to
+the server, its core's service and M/D/1 queue, and the wait for the core's TX drain tick,
+whose phase a closed-loop client's next request keeps from its last grant), solved together
+with the rate since it grows with the servers' load. Measured against the fast engine
+(tests/sim/test_capacity.py): at 1K slots of micro-exclusive / micro-shared (80 % of
+requests through one server) +6 % total, +9 % switch at think 0, within 5 % at think 10-100
+us; with no slots and one core per server its ``servers_needed`` is the count the simulation
+confirms. The contention part stays the exact MVA above (the transaction model's Schweitzer
+correction errs 40 % low on a Zipf(0.99) hot lock, where this recursion is within 6 %).
 """
 
 from __future__ import annotations

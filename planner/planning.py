@@ -34,6 +34,7 @@ from planner.migrate import PlanMigration, plan_migration
 from planner.offered import closed_loop_paths_rps, closed_loop_rps, exclusive_shares
 from planner.partition import keep_partition, partition_locks
 from planner.placement import Fragmentation, fragmentation, layout
+from planner.serverpath import one_lock_server_us
 
 
 @dataclass(frozen=True)
@@ -399,7 +400,7 @@ class Demand:
         rack's; :func:`planner.offered.closed_loop_paths_rps`): a lock without slots is the
         servers', each lock's future share of requests is its sample share regressed to the
         mean (:meth:`TxnSample.repeat_weight`; what no seen lock draws goes to the servers),
-        and the path's time E (:meth:`RackTiming.one_request_server_us`) and the rate are
+        and the path's time E (:func:`planner.serverpath.one_lock_server_us`) and the rate are
         solved together (damped iteration: E grows with the servers' load)."""
         trace_rps = len(trace) / trace.duration_s
         in_flight = max(round(trace_rps * mean_hold_us * 1e-6), 1)
@@ -430,7 +431,7 @@ class Demand:
         rate = min(trace_rps, 0.999 * capacity / served)
         path = 0.0
         for _ in range(PATH_ITERATIONS):
-            path = rack.one_request_server_us(min(rate * served, 0.999 * capacity), count)
+            path = one_lock_server_us(rack, min(rate * served, 0.999 * capacity), count, served)
             new = closed_loop_paths_rps(x, y, q, in_flight, handover, path, 0.999 * capacity)
             if abs(new - rate) <= 1e-6 * rate:
                 break
