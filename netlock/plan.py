@@ -57,8 +57,9 @@ class PlanSummary:
     rates: str = "trace"
     """Where r_i came from: ``trace`` (as measured in the trace: the demand of clients
     that never wait, an upper bound when locks conflict), ``closed-loop`` (scaled to the
-    rate the rack's clients sustain, planner/offered.py) or ``pilot`` (measured in the
-    simulator's warm-up run)."""
+    rate the rack's clients sustain, planner/offered.py), ``open-loop`` (what open-loop
+    clients get, planner/openloop.py) or ``pilot`` (measured in the simulator's warm-up
+    run)."""
     rate_scale: float = 1.0
     """total_rps over the trace's request rate (1 = the trace's rates)."""
 

@@ -21,7 +21,13 @@ from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
 from netlock.trace import Trace
 from planner.closedloop import TxnSample, solve
-from planner.planning import PlanOptions, PlanReport, make_plan, one_lock_demand
+from planner.planning import (
+    PlanOptions,
+    PlanReport,
+    make_plan,
+    one_lock_demand,
+    open_loop_demand,
+)
 
 
 @dataclass(frozen=True)
@@ -109,7 +115,10 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
         for servers in range(1, max_servers + 1):
             rates = solve(sample, options.rack, per_lock, servers)
             txn_rps, total, switch = rates.txn_rps, rates.total_rps, rates.switch_rps
-            if one_lock:
+            if one_lock and options.open_loop is not None:
+                got = open_loop_demand(options, sample, per_lock, servers)
+                txn_rps, total, switch = got.total_rps, got.total_rps, got.switch_rps
+            elif one_lock:
                 demand = one_lock_demand(trace, options, sample, per_lock, servers)
                 txn_rps = total = demand.closed_loop_rps
                 switch = total * (1.0 - demand.served_share)

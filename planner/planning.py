@@ -32,6 +32,7 @@ from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
 from planner.offered import closed_loop_paths_rps, closed_loop_rps, exclusive_shares
+from planner.openloop import OpenLoopClients, OpenRates, open_loop_rates
 from planner.partition import keep_partition, partition_locks
 from planner.placement import Fragmentation, fragmentation, layout
 from planner.serverpath import one_lock_server_us
@@ -57,6 +58,9 @@ class PlanOptions:
     """The rack's clients, network and lock servers (from the config). Given with a
     handover, and the trace names its transactions, r_i and the lock servers needed come
     from the closed-loop transaction model (:mod:`planner.closedloop`)."""
+    open_loop: OpenLoopClients | None = None
+    """Open-loop clients (the config's ``clients.send_limit_per_ms``): with a rack, the
+    plan's rates come from :mod:`planner.openloop` instead of the closed loop."""
 
     def problem(self, geometry: SwitchGeometry) -> str | None:
         """The first unusable option as ``--flag: what``, or None."""
@@ -101,6 +105,8 @@ class PlanReport:
     coarse_group: int
 
 
+MOST_SERVERS = 64
+"""``servers_needed`` looks no further than this many lock servers."""
 PATH_ITERATIONS = 60
 """Damped steps of the one-lock model's rate <-> server-path fixed point (:meth:`Demand.of`)."""
 
@@ -184,6 +190,9 @@ def _one_lock_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
     sample = TxnSample.of(locks, trace.mode, np.arange(len(trace), dtype=np.int64))
     per_lock = np.zeros(len(sample.lock_ids))
     np.add.at(per_lock, np.searchsorted(sample.lock_ids, stats.lock_id), slots)
+    if options.open_loop is not None:
+        return _open_loop_plan(trace, stats, slots, geometry, options, hold_us, live, digest,
+                               sample, per_lock)
     needed = _one_lock_servers(trace, options, sample, per_lock)
     demand = one_lock_demand(trace, options, sample, per_lock, needed or None)
     scale = demand.scale
@@ -203,6 +212,44 @@ def one_lock_demand(trace: Trace, options: PlanOptions, sample: TxnSample,
     lock of ``sample``) and ``servers`` lock servers (None: the rack's): the exact MVA of
     :mod:`planner.offered` with the lock servers' path (:meth:`Demand.of`)."""
     return Demand.of(trace, options, _mean_hold_us(trace), sample, per_lock, servers)
+
+
+def open_loop_demand(options: PlanOptions, sample: TxnSample, per_lock: np.ndarray,
+                     servers: int) -> OpenRates:
+    """What ``options.open_loop``'s clients get with ``per_lock`` switch slots and
+    ``servers`` lock servers (:func:`planner.openloop.open_loop_rates`)."""
+    assert options.open_loop is not None
+    x, y, held = future_shares(sample, per_lock)
+    return open_loop_rates(options.open_loop, x, y, held, servers)
+
+
+def _open_loop_plan(trace: Trace, stats: LockStats, slots: np.ndarray,
+                    geometry: SwitchGeometry, options: PlanOptions, hold_us: float,
+                    live: Plan | None, digest: str | None, sample: TxnSample,
+                    per_lock: np.ndarray
+                    ) -> tuple[Plan, np.ndarray, tuple[str, ...], LockStats]:
+    """One-lock requests from open-loop clients: r_i scaled to what they get
+    (:mod:`planner.openloop`), the lock servers needed by issue 30's rule."""
+    previous = open_loop_demand(options, sample, per_lock, 1)
+    needed = 0
+    if previous.server_rps > 0 or previous.total_rps < previous.offered_rps * (1 - 1e-9):
+        needed = MOST_SERVERS
+        for count in range(1, MOST_SERVERS):
+            following = open_loop_demand(options, sample, per_lock, count + 1)
+            if following.total_rps < (1 + SERVER_GAIN) * previous.total_rps:
+                needed = count
+                break
+            previous = following
+    rates = open_loop_demand(options, sample, per_lock, max(needed, 1))
+    scale = rates.total_rps / (len(trace) / trace.duration_s)
+    scaled = replace(stats, rate_rps=stats.rate_rps * scale)
+    plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
+                      rates="open-loop", rate_scale=scale, servers=needed,
+                      switch_rps=rates.switch_rps)
+    said = (f"r_i are scaled by {scale:.3g} to what the open-loop clients get: they offer "
+            f"{rates.offered_rps:,.0f} rps, the switch carries {rates.switch_rps:,.0f} and "
+            f"the lock servers {rates.server_rps:,.0f} (planner/openloop.py)",)
+    return plan, slots, said, scaled
 
 
 def _one_lock_servers(trace: Trace, options: PlanOptions, sample: TxnSample,
@@ -371,6 +418,23 @@ def _mean_hold_us(trace: Trace) -> float:
     return total / len(trace) * 1e6
 
 
+def future_shares(sample: TxnSample, slots: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per dense lock of a one-lock ``sample`` and a last pool of the locks it never drew:
+    the exclusive and shared shares of future requests (each lock's sample share regressed
+    to the mean, :meth:`TxnSample.repeat_weight`; the pool is shared, with what no seen lock
+    draws) and the switch slots (the pool has none)."""
+    weight = sample.repeat_weight() / len(sample.lock)
+    locks = len(sample.lock_ids)
+    x = np.bincount(sample.lock[sample.exclusive], weights=weight[sample.exclusive],
+                    minlength=locks)
+    y = np.bincount(sample.lock[~sample.exclusive], weights=weight[~sample.exclusive],
+                    minlength=locks)
+    unseen = max(1.0 - float(x.sum() + y.sum()), 0.0)
+    norm = 1.0 / (float(x.sum() + y.sum()) + unseen)
+    return np.r_[x, 0.0] * norm, np.r_[y, unseen] * norm, np.r_[np.asarray(slots, float), 0.0]
+
+
 @dataclass(frozen=True)
 class Demand:
     """The trace's total rate beside the closed-loop rate of the same clients.
@@ -411,16 +475,8 @@ class Demand:
             rate = closed_loop_rps(exclusive_shares(locks, trace.mode), in_flight, handover)
             return cls(trace_rps, min(rate, trace_rps), in_flight, handover)
         count = rack.servers if servers is None else servers
-        weight = sample.repeat_weight() / len(sample.lock)
-        locks = len(sample.lock_ids)
-        x = np.bincount(sample.lock[sample.exclusive], weights=weight[sample.exclusive],
-                        minlength=locks)
-        y = np.bincount(sample.lock[~sample.exclusive], weights=weight[~sample.exclusive],
-                        minlength=locks)
-        unseen = max(1.0 - float(x.sum() + y.sum()), 0.0)
-        norm = 1.0 / (float(x.sum() + y.sum()) + unseen)
-        x, y = np.r_[x, 0.0] * norm, np.r_[y, unseen] * norm
-        q = np.r_[np.where(np.asarray(slots) > 0, 0.0, 1.0), 1.0]
+        x, y, held = future_shares(sample, slots)
+        q = np.where(held > 0, 0.0, 1.0)
         served = float(np.sum((x + y) * q))
         if served <= 0:
             rate = closed_loop_paths_rps(x, y, q, in_flight, handover, 0.0, math.inf)

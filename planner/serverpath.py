@@ -82,16 +82,22 @@ def drain_phase_wait_us(rack: RackTiming, served_share: float, queue_us: float) 
     j = np.arange(most + 1, dtype=np.float64)
     mean = down + j * switch + up
     deviation = rack.jitter_us * np.sqrt(2 * j + 4)
-    ticks = np.arange(math.ceil((mean[-1] + 10 * deviation[-1]) / drain) + 2)
-    if rack.jitter_us > 0:
-        from scipy.special import ndtr  # here, not with the module: as planner.closedloop
-
-        above = ndtr((mean[:, None] - ticks[None, :] * drain) / deviation[:, None])
-    else:
-        above = (mean[:, None] > ticks[None, :] * drain).astype(np.float64)
-    wait = drain * above.sum(axis=1) - mean
+    wait = drain * ticks_after(mean, deviation, drain) - mean
     weight = q * (1.0 - q) ** j
     return float(np.sum(weight * wait) + (1.0 - weight.sum()) * drain / 2.0)
+
+
+def ticks_after(mean: np.ndarray, deviation: np.ndarray, drain: float) -> np.ndarray:
+    """E[ceil(u / D)] for u normal (``mean``, ``deviation``; > 0) and D = ``drain`` (us):
+    sum_(k >= 0) Phi((mean - k D) / deviation), exact; a step at deviation 0."""
+    ticks = np.arange(math.ceil((float(np.max(mean)) + 10 * float(np.max(deviation)))
+                                / drain) + 2)
+    gap = mean[:, None] - ticks[None, :] * drain
+    if np.all(deviation > 0):
+        from scipy.special import ndtr  # here, not with the module: as planner.closedloop
+
+        return ndtr(gap / deviation[:, None]).sum(axis=1)
+    return (gap > 0).sum(axis=1).astype(np.float64)
 
 
 def one_lock_server_us(rack: RackTiming, server_rps: float, servers: int,

@@ -15,6 +15,7 @@ from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
 from planner.closedloop import RackTiming
 from planner.offered import handover_us
+from planner.openloop import OpenLoopClients
 from planner.planning import PlanOptions
 
 PAPER_SLOTS = 100_000
@@ -73,6 +74,6 @@ def plan_options(config: Config | None, geometry: SwitchGeometry,
             hold_time_us=config.hold_time_us(),
             coarse_group=config.policy.coarse_group,
             handover_us=handover_us(config.switch.pass_us),
-            rack=RackTiming.of(config))
+            rack=RackTiming.of(config), open_loop=OpenLoopClients.of(config))
     return replace(base, **{name: value for name, value in flags.items() if value is not None})
 
