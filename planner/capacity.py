@@ -5,7 +5,9 @@ Pure: a trace and the rack's numbers in, candidates out. For each switch memory 
 ladder (1-3-10 steps up to ``max_slots``) the trace is planned (Algorithm 3) and the
 transaction model (:mod:`planner.closedloop`; for one-lock requests the plan's exact MVA with
 the lock servers' path, :mod:`planner.offered`) is solved for 1..``max_servers`` lock servers;
-the frontier is, per memory, the fewest servers whose predicted rate meets the target.
+the frontier is, per memory, the fewest servers whose predicted rate (and, with a
+``--p99-us`` target, predicted p99 of transaction latency, :mod:`planner.latency`) meets the
+target.
 Rates are rps (requests) or tps (transactions), latencies us.
 """
 
@@ -72,6 +74,8 @@ class Candidate:
     cycle_us: float
     bound: str
     meets: bool
+    p99_us: float = float("nan")
+    """The model's 99th percentile of transaction latency (:mod:`planner.latency`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,7 +127,8 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
                 txn_rps = total = demand.closed_loop_rps
                 switch = total * (1.0 - demand.served_share)
             row.append(Candidate(slots, servers, txn_rps, total, switch, rates.cycle_us,
-                                 rates.bound, target.met_by(txn_rps, total)))
+                                 rates.bound, target.met_by(txn_rps, total, rates.p99_us),
+                                 rates.p99_us))
         grid.extend(row)
         meeting = [c for c in row if c.meets]
         if meeting:
@@ -145,9 +150,9 @@ def _slots_per_lock(sample: TxnSample, report: PlanReport) -> np.ndarray:
 def _binding(grid: list[Candidate], sample: TxnSample, options: PlanOptions, target: Target,
              max_slots: int) -> str:
     """Which constraint keeps the largest rack below the target: ``clients`` (they could
-    not offer it even with no waits and every lock in the switch), ``servers`` (their CPU
-    limits at the most servers allowed), ``contention`` (lock waits), else ``switch
-    memory``."""
+    not offer it even with no waits and every lock in the switch), ``latency`` (some rack
+    carries the rate, but none within the predicted p99), ``servers`` (their CPU limits at
+    the most servers allowed), ``contention`` (lock waits), else ``switch memory``."""
     assert options.rack is not None
     rack = options.rack
     sizes = sample.sizes.astype(np.float64)
@@ -155,6 +160,8 @@ def _binding(grid: list[Candidate], sample: TxnSample, options: PlanOptions, tar
     free_tps = rack.clients / free_cycle * 1e6
     if not target.met_by(free_tps, free_tps * float(sizes.mean())):
         return "clients"
+    if any(target.met_by(c.txn_rps, c.total_rps) for c in grid):
+        return "latency"
     best = max(grid, key=lambda c: c.total_rps)
     if best.bound in ("servers", "contention"):
         return best.bound

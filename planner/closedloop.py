@@ -117,6 +117,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from netlock.config import Config
+from planner.latency import txn_quantile_us
 
 DAMPING = 0.5
 ITERATIONS = 400
@@ -269,6 +270,8 @@ class Rates:
     bound: str
     """What limits the rack: ``clients`` (no waiting to speak of), ``contention`` (lock
     waits), ``servers`` (their CPU)."""
+    p99_us: float = math.nan
+    """The 99th percentile of transaction latency (:mod:`planner.latency`)."""
 
 
 def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
@@ -347,7 +350,10 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
     return Rates(txn_rps=x * 1e6, total_rps=x * per_txn * 1e6,
                  switch_rps=x * (per_txn - server_per_txn) * 1e6,
                  server_rps=x * server_per_txn * 1e6, cycle_us=float(cycle.mean()),
-                 wait_us=wait, server_utilisation=util, bound=limit)
+                 wait_us=wait, server_utilisation=util, bound=limit,
+                 p99_us=txn_quantile_us(attempt - waits + rack.read_us + rack.think_us,
+                                        w_req, p_req, (resid_x + handover)[sample.lock],
+                                        sample.offsets))
 
 
 def _to_servers(share: np.ndarray, unseen: np.ndarray, repeat: np.ndarray) -> np.ndarray:

@@ -93,8 +93,9 @@ def capacity_command(
         netlock capacity configs/tpcc-high.yaml --rps 2e7 --p99-us 200 --json
 
     Exit 0 with the chosen rack; 1 when no rack within --max-slots/--max-servers meets
-    the target (the binding constraint is named: clients, contention, switch memory or
-    servers); 2 for a bad target or config.
+    the target (the binding constraint is named: clients, contention, switch memory,
+    servers or latency); 2 for a bad target or config. With --p99-us the model's predicted
+    p99 (planner/latency.py) picks the candidates too.
     """
     from netlock.trace import read_trace
     from planner import settings
@@ -136,7 +137,7 @@ def capacity_command(
     chosen = next((r for r in rows if r["meets"]), None)
     binds = proposal.binds
     if chosen is None and binds is None:
-        binds = _simulated_binding(rows)
+        binds = _simulated_binding(rows, target)
     if plot is not None:
         from sim.capacity_plot import plot_frontier
 
@@ -201,7 +202,7 @@ def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int 
         c = predicted[(slots, servers)]
         rows.append({"slots": slots, "servers": servers, "pred_tps": c.txn_rps,
                      "pred_total_rps": c.total_rps, "pred_switch_rps": c.switch_rps,
-                     "pred_bound": c.bound, **results[i]})
+                     "pred_p99_us": c.p99_us, "pred_bound": c.bound, **results[i]})
         row = rows[-1]
         row["meets"] = (target.met_by(row["sim_tps"], row["sim_total_rps"], row["sim_p99_us"])
                         and row["violations"] == 0 and row["stalled"] == 0)
@@ -213,13 +214,14 @@ def _verify_job(job: tuple[Config, Any, int]) -> dict[str, Any]:
     return verify(*job)
 
 
-def _simulated_binding(rows: list[dict[str, Any]]) -> str:
+def _simulated_binding(rows: list[dict[str, Any]], target: Any) -> str:
     """The model predicted racks that simulation did not confirm: latency when their
     throughput met the target but p99 did not, else what the model named for them."""
-    if any(r["sim_p99_us"] is not None and r["pred_bound"] for r in rows):
-        rated = [r for r in rows if r["pred_bound"] in ("servers", "contention")]
-        if rated:
-            return str(rated[-1]["pred_bound"])
+    if any(target.met_by(r["sim_tps"], r["sim_total_rps"]) for r in rows):
+        return "latency"
+    rated = [r for r in rows if r["pred_bound"] in ("servers", "contention")]
+    if rated:
+        return str(rated[-1]["pred_bound"])
     return "contention"
 
 
@@ -227,12 +229,13 @@ def _table(rows: list[dict[str, Any]], target: Any) -> Table:
     table = Table(title=f"netlock capacity: {target.describe()} (predicted | simulated)",
                   title_justify="left")
     for name in ("slots", "servers", "pred tps", "sim tps", "pred rps", "sim rps",
-                 "sim p99 us", "meets"):
+                 "pred p99 us", "sim p99 us", "meets"):
         table.add_column(name, justify="right")
     for r in rows:
         table.add_row(f"{r['slots']:,}", str(r["servers"]), f"{r['pred_tps']:,.0f}",
                       f"{r['sim_tps']:,.0f}", f"{r['pred_total_rps']:,.0f}",
-                      f"{r['sim_total_rps']:,.0f}", f"{r['sim_p99_us']:.1f}",
+                      f"{r['sim_total_rps']:,.0f}", f"{r['pred_p99_us']:.1f}",
+                      f"{r['sim_p99_us']:.1f}",
                       "yes" if r["meets"] else "no")
     return table
 
