@@ -23,13 +23,8 @@ from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
 from netlock.trace import Trace
 from planner.closedloop import TxnSample, solve
-from planner.planning import (
-    PlanOptions,
-    PlanReport,
-    make_plan,
-    one_lock_demand,
-    open_loop_demand,
-)
+from planner.openloop import open_loop_demand
+from planner.planning import PlanOptions, PlanReport, make_plan, one_lock_demand
 
 
 @dataclass(frozen=True)
@@ -120,7 +115,7 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
             rates = solve(sample, options.rack, per_lock, servers)
             txn_rps, total, switch = rates.txn_rps, rates.total_rps, rates.switch_rps
             if one_lock and options.open_loop is not None:
-                got = open_loop_demand(options, sample, per_lock, servers)
+                got = open_loop_demand(options.open_loop, sample, per_lock, servers)
                 txn_rps, total, switch = got.total_rps, got.total_rps, got.switch_rps
             elif one_lock:
                 demand = one_lock_demand(trace, options, sample, per_lock, servers)

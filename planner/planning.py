@@ -32,7 +32,7 @@ from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
 from planner.offered import closed_loop_paths_rps, closed_loop_rps, exclusive_shares
-from planner.openloop import OpenLoopClients, OpenRates, open_loop_rates
+from planner.openloop import OpenLoopClients, future_shares, open_loop_demand
 from planner.partition import keep_partition, partition_locks
 from planner.placement import Fragmentation, fragmentation, layout
 from planner.serverpath import one_lock_server_us
@@ -214,15 +214,6 @@ def one_lock_demand(trace: Trace, options: PlanOptions, sample: TxnSample,
     return Demand.of(trace, options, _mean_hold_us(trace), sample, per_lock, servers)
 
 
-def open_loop_demand(options: PlanOptions, sample: TxnSample, per_lock: np.ndarray,
-                     servers: int) -> OpenRates:
-    """What ``options.open_loop``'s clients get with ``per_lock`` switch slots and
-    ``servers`` lock servers (:func:`planner.openloop.open_loop_rates`)."""
-    assert options.open_loop is not None
-    x, y, held = future_shares(sample, per_lock)
-    return open_loop_rates(options.open_loop, x, y, held, servers)
-
-
 def _open_loop_plan(trace: Trace, stats: LockStats, slots: np.ndarray,
                     geometry: SwitchGeometry, options: PlanOptions, hold_us: float,
                     live: Plan | None, digest: str | None, sample: TxnSample,
@@ -230,17 +221,19 @@ def _open_loop_plan(trace: Trace, stats: LockStats, slots: np.ndarray,
                     ) -> tuple[Plan, np.ndarray, tuple[str, ...], LockStats]:
     """One-lock requests from open-loop clients: r_i scaled to what they get
     (:mod:`planner.openloop`), the lock servers needed by issue 30's rule."""
-    previous = open_loop_demand(options, sample, per_lock, 1)
+    clients = options.open_loop
+    assert clients is not None
+    previous = open_loop_demand(clients, sample, per_lock, 1)
     needed = 0
     if previous.server_rps > 0 or previous.total_rps < previous.offered_rps * (1 - 1e-9):
         needed = MOST_SERVERS
         for count in range(1, MOST_SERVERS):
-            following = open_loop_demand(options, sample, per_lock, count + 1)
+            following = open_loop_demand(clients, sample, per_lock, count + 1)
             if following.total_rps < (1 + SERVER_GAIN) * previous.total_rps:
                 needed = count
                 break
             previous = following
-    rates = open_loop_demand(options, sample, per_lock, max(needed, 1))
+    rates = open_loop_demand(clients, sample, per_lock, max(needed, 1))
     scale = rates.total_rps / (len(trace) / trace.duration_s)
     scaled = replace(stats, rate_rps=stats.rate_rps * scale)
     plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
@@ -416,23 +409,6 @@ def _mean_hold_us(trace: Trace) -> float:
     total = sum(float(np.sum(trace.t_release[i:i + step] - trace.t_request[i:i + step]))
                 for i in range(0, len(trace), step))
     return total / len(trace) * 1e6
-
-
-def future_shares(sample: TxnSample, slots: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per dense lock of a one-lock ``sample`` and a last pool of the locks it never drew:
-    the exclusive and shared shares of future requests (each lock's sample share regressed
-    to the mean, :meth:`TxnSample.repeat_weight`; the pool is shared, with what no seen lock
-    draws) and the switch slots (the pool has none)."""
-    weight = sample.repeat_weight() / len(sample.lock)
-    locks = len(sample.lock_ids)
-    x = np.bincount(sample.lock[sample.exclusive], weights=weight[sample.exclusive],
-                    minlength=locks)
-    y = np.bincount(sample.lock[~sample.exclusive], weights=weight[~sample.exclusive],
-                    minlength=locks)
-    unseen = max(1.0 - float(x.sum() + y.sum()), 0.0)
-    norm = 1.0 / (float(x.sum() + y.sum()) + unseen)
-    return np.r_[x, 0.0] * norm, np.r_[y, unseen] * norm, np.r_[np.asarray(slots, float), 0.0]
 
 
 @dataclass(frozen=True)

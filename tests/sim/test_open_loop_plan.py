@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from planner.closedloop import TxnSample
-from planner.planning import open_loop_demand
+from planner.openloop import open_loop_demand
 from planner.settings import plan_geometry, plan_options
 from sim.paper.experiment_file import load_experiment
 from sim.plan_check import demand_trace, plan_for, relative_error, simulate_plan
@@ -57,7 +57,9 @@ def test_a_saturated_lock_server_drops_what_its_cores_cannot_serve():
     trace = demand_trace(config, 100_000)
     options = plan_options(config, plan_geometry(config, None, None), slots=0)
     sample = TxnSample.of(trace.lock_id, trace.mode, np.arange(len(trace)))
-    predicted = open_loop_demand(options, sample, np.zeros(len(sample.lock_ids)), 1)
+    assert options.open_loop is not None
+    predicted = open_loop_demand(options.open_loop, sample, np.zeros(len(sample.lock_ids)),
+                                 1)
     got = simulate_plan(config, report, 1)
     assert got.violations == 0 and got.stalled == 0
     assert predicted.total_rps < 0.25 * predicted.offered_rps
