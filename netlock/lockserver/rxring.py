@@ -14,10 +14,10 @@ bound.
 
 from __future__ import annotations
 
-from netlock.lockserver._server_jit import kernel
+from netlock.dataplane._kernel_jit import jitable
 
 
-@kernel
+@jitable
 def ring_full(core_free_us: float, now_us: float, service_us: float, ring: int) -> bool:
     """Whether a packet reaching a core at ``now_us`` finds its RX ring full: the core is
     busy until ``core_free_us`` with packets of ``service_us`` each, and holds at most

@@ -52,6 +52,7 @@ import numpy as np
 
 from netlock.lockserver import kernels, store
 from netlock.lockserver._server_jit import entry_point
+from netlock.lockserver.action_rows import actions_of, request_flags
 from netlock.lockserver.hashmap import lookup
 from netlock.lockserver.server_state import (
     ARRIVING,
@@ -61,8 +62,6 @@ from netlock.lockserver.server_state import (
     CN_RESENT,
     DF_COUNT,
     DF_SEQ,
-    FLAG_OVERFLOW,
-    FLAG_PUSH_BACK,
     FROZEN,
     LATE,
     LEAVING,
@@ -85,20 +84,17 @@ from netlock.lockserver.server_state import (
     QK_WAITING,
     RESIDENT,
     SV_HEAD,
-    ServerState,
     ensure_moves,
     ensure_room,
     forget_requests,
     has_room,
     new_server_state,
+    packets_with_room,
 )
-from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
+from netlock.packets import Action, ActionKind, LockRequest
 
 SERVER = 0
 """A :class:`LockServer` is server 0 of its own state."""
-_KINDS = tuple(ActionKind)
-_REASONS = tuple(DropReason)
-_MODES = tuple(Mode)
 
 Range = tuple[int, int]
 
@@ -115,10 +111,6 @@ class Handoff:
     late: dict[int, list[LockRequest]] = field(default_factory=dict)
 
 
-def _flags(req: LockRequest) -> int:
-    return FLAG_OVERFLOW * bool(req.overflow) + FLAG_PUSH_BACK * bool(req.push_back)
-
-
 class LockServer:
     """One lock server: its request rules are :mod:`netlock.lockserver.kernels`.
 
@@ -127,21 +119,35 @@ class LockServer:
 
     def __init__(self, priorities: int = 1) -> None:
         self.state = new_server_state(1, max(priorities, 1), locks=64, nodes=256, actions=256)
+        self._spare = 0
+        """Packets the state still has room for (:meth:`_room_per_packet`)."""
 
     # --- requests ----------------------------------------------------------------------------
 
     def process(self, req: LockRequest, now_us: int) -> list[Action]:
         """Handle a request forwarded by the switch (TO_SERVER, OVERFLOW or a bounce)."""
-        self._room(classes=req.priority + 1)
-        n = _process()(self.state, SERVER, int(now_us), int(req.op), req.lock_id,
-                       int(req.mode), req.txn_id, req.client_id, req.tenant, req.priority,
-                       req.timestamp_us, _flags(req))
-        return self._actions(n)
+        return self._actions(self.process_rows(
+            int(now_us), int(req.op), req.lock_id, int(req.mode), req.txn_id, req.client_id,
+            req.tenant, req.priority, req.timestamp_us, request_flags(req)))
+
+    def process_rows(self, now_us: int, op: int, lock_id: int, mode: int, txn_id: int,
+                     client_id: int, tenant: int, priority: int, timestamp_us: int,
+                     flags: int) -> int:
+        """:meth:`process` of a request given as ints (``flags``: ``FLAG_*``), for callers
+        that read its action rows themselves: their count, in ``state.act``."""
+        self._room_per_packet(priority + 1)
+        return _per_packet("process", 11)(self.state, SERVER, now_us, op, lock_id, mode,
+                                          txn_id, client_id, tenant, priority, timestamp_us,
+                                          flags)
 
     def notified(self, lock_id: int, priority: int, count: int) -> list[Action]:
         """The switch queue of (lock, priority) drained: push back up to ``count`` requests."""
-        self._room(classes=priority + 1)
-        return self._actions(kernels.notified(self.state, SERVER, lock_id, priority, count))
+        return self._actions(self.notified_rows(lock_id, priority, count))
+
+    def notified_rows(self, lock_id: int, priority: int, count: int) -> int:
+        """:meth:`notified`, as the count of action rows it wrote to ``state.act``."""
+        self._room_per_packet(priority + 1)
+        return _per_packet("notified", 4)(self.state, SERVER, lock_id, priority, count)
 
     def handle(self, action: Action, now_us: int) -> list[Action]:
         """Dispatch a switch action addressed to this server."""
@@ -397,6 +403,16 @@ class LockServer:
             raise ValueError(f"priority class {classes - 1}: must be >= 0")
         if not has_room(self.state, locks, nodes, classes):
             self.state = ensure_room(self.state, locks, nodes, 0, classes)
+        self._spare = 0
+
+    def _room_per_packet(self, classes: int) -> None:
+        """:meth:`_room` for one packet (:func:`packets_with_room`), checked once for as
+        many packets as there is room for: the simulator calls it per request."""
+        if self._spare > 0 and classes <= self.state.wq.shape[1]:
+            self._spare -= 1
+            return
+        self._room(classes=classes)
+        self._spare = packets_with_room(self.state) - 1
 
     def _dense(self, lock_id: int) -> int:
         self._room()
@@ -450,7 +466,7 @@ class LockServer:
         q = (st.wq, st.bq, st.lq)[which]
         for r in reversed(requests):
             k = store.new_node(st, int(r.mode), r.txn_id, r.client_id, r.tenant, r.priority,
-                               r.timestamp_us, _flags(r))
+                               r.timestamp_us, request_flags(r))
             store.push(q, st.node, d, priority, k, True)
 
     def _take(self, which: int, d: int, p: int) -> list[LockRequest]:
@@ -469,24 +485,9 @@ class LockServer:
 
 
 @cache
-def _process() -> Callable[..., int]:
-    """:func:`kernels.process` for a ``ServerState`` and ints, without type dispatch (every
-    request a server serves passes through it: :func:`entry_point` says why)."""
-    return entry_point(kernels.process, new_server_state(1, 1, locks=1, nodes=1, actions=1),
-                       *([0] * 11))
-
-
-def actions_of(st: ServerState, n: int) -> list[Action]:
-    """The first ``n`` action rows of ``st`` as actions (a DROP is about a release, unless
-    it drops a duplicated acquire)."""
-    out = []
-    for kind, reason, lock, mode, txn, client, tenant, priority, ts, flags in (
-            st.act[:n].tolist()):
-        op = (Op.RELEASE if kind == kernels.DROP and reason != kernels.DUPLICATE
-              else Op.ACQUIRE)
-        req = LockRequest(op, _MODES[mode], lock, txn, client, tenant, priority, ts,
-                          overflow=bool(flags & FLAG_OVERFLOW),
-                          push_back=bool(flags & FLAG_PUSH_BACK))
-        out.append(Action(_KINDS[kind], req, reason=_REASONS[reason]))
-    return out
-
+def _per_packet(name: str, ints: int) -> Callable[..., int]:
+    """The kernel ``name`` (:func:`kernels.process`, :func:`kernels.notified`) for a
+    ``ServerState`` and ``ints`` ints, without type dispatch (every packet a server takes
+    passes through one: :func:`entry_point` says why)."""
+    return entry_point(getattr(kernels, name),
+                       new_server_state(1, 1, locks=1, nodes=1, actions=1), *([0] * ints))

@@ -157,6 +157,14 @@ def has_room(st: ServerState, locks: int, nodes: int, classes: int) -> bool:
             and classes <= st.wq.shape[1])
 
 
+def packets_with_room(st: ServerState) -> int:
+    """How many packets ``st`` has room for, each taking at most one more lock and one more
+    request (a request or notification reaching a server): :func:`has_room`, once for that
+    many kernel calls, in the classes ``st`` has."""
+    dense = int(st.cnt[CN_DENSE])
+    return min(int(st.cnt[CN_NFREE]), len(st.lk) - dense, (len(st.keys) - 1) // 4 - dense)
+
+
 def ensure_room(st: ServerState, locks: int, nodes: int, actions: int,
                 classes: int = 0) -> ServerState:
     """``st``, or a grown copy with room for ``locks`` more locks, ``nodes`` more free

@@ -27,6 +27,7 @@ from netlock.dataplane import SwitchDataPlane
 from netlock.errors import ConfigError
 from netlock.lockserver import txburst
 from netlock.lockserver.hashmap import build_map
+from netlock.lockserver.request_path import N_CORE
 from netlock.lockserver.server_state import ensure_room, new_server_state
 from netlock.plan import Plan
 from netlock.txn_context import next_send
@@ -96,6 +97,7 @@ from sim.fast.state import (
     N_CNT,
     N_PF,
     N_PI,
+    N_SF,
     P_BACKOFF_SLOT,
     P_BURST,
     P_CL_DRAIN,
@@ -500,9 +502,8 @@ def server_arrays(config: Config, partition: Partition,
     return {"srv": new_server_state(servers.count, config.geometry.priorities,
                                     locks=4 * pi[I_ROOM_LOCKS],
                                     nodes=2 * int(pi[I_ROOM_REQUESTS]), recycle=True),
-            "core_free": np.zeros((count, servers.cores)), "srv_f": np.zeros((count, 3)),
-            "srv_packets": np.zeros(count, dtype=np.int64),
-            "tx": txburst.new_cores(count, servers.cores),
+            "srv_f": np.zeros((count, N_SF)),
+            "srv_cores": txburst.new_cores(count, servers.cores, N_CORE),
             "tx_buf": np.zeros((count, servers.cores, servers.tx_burst, 2), dtype=np.int64),
             "part_his": partition.his, "part_owners": partition.owners}
 

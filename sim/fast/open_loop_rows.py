@@ -123,9 +123,8 @@ def granted(r: RackArrays, h: int, now: float) -> None:
 
 
 @fast_jit
-def _flush(r: RackArrays, c: int, core: int, t: float) -> None:
-    n = int(r.cl_tx[c, core, txburst.TX_COUNT])
-    txburst.close(r.cl_tx, c, core)
+def _flush(r: RackArrays, c: int, core: int, n: int, t: float) -> None:
+    """The first ``n`` packets of the receiving core's TX buffer leave at ``t``."""
     for i in range(n):
         r.burst[i] = r.cl_tx_buf[c, core, i]
     send_burst(r, c, n, t)
@@ -134,18 +133,18 @@ def _flush(r: RackArrays, c: int, core: int, t: float) -> None:
 @fast_jit
 def release(r: RackArrays, c: int, h: int, now: float) -> None:
     """The release ``h`` leaves through its receiving core's TX burst
-    (:meth:`sim.open_loop.OpenLoopClient.release`)."""
+    (:meth:`sim.open_loop.OpenLoopClient.release`; :func:`netlock.lockserver.txburst.send`)."""
     core = r.ri[h, RI_LOCK] % r.pi[I_CL_CORES]
-    tx = r.cl_tx
-    if txburst.overdue(tx, c, core, now):
-        _flush(r, c, core, tx[c, core, txburst.TX_DUE])
-    r.cl_tx_buf[c, core, int(tx[c, core, txburst.TX_COUNT])] = h
-    outcome = txburst.add(tx, c, core, now, r.pi[I_CL_BURST], r.pf[P_CL_DRAIN])
+    row = r.cl_tx[c, core]
+    late, late_at, slot, outcome = txburst.send(row, now, r.pi[I_CL_BURST], r.pf[P_CL_DRAIN])
+    if late:
+        _flush(r, c, core, late, late_at)
+    r.cl_tx_buf[c, core, slot] = h
     if outcome == txburst.FULL:
-        _flush(r, c, core, now)
+        _flush(r, c, core, slot + 1, now)
     elif outcome == txburst.OPENED:
-        heap.push(r.heap, tx[c, core, txburst.TX_DUE], E_CL_DRAIN, c * r.pi[I_CL_CORES] + core,
-                  int(tx[c, core, txburst.TX_SEQ]))
+        heap.push(r.heap, row[txburst.TX_DUE], E_CL_DRAIN, c * r.pi[I_CL_CORES] + core,
+                  int(row[txburst.TX_SEQ]))
 
 
 @fast_jit
@@ -153,5 +152,7 @@ def drain(r: RackArrays, cc: int, seq: int, now: float) -> None:
     """Context ``cc // cores``'s receiving core ``cc % cores`` drains its burst ``seq``."""
     c = cc // r.pi[I_CL_CORES]
     core = cc % r.pi[I_CL_CORES]
-    if txburst.drains(r.cl_tx, c, core, seq):
-        _flush(r, c, core, r.cl_tx[c, core, txburst.TX_DUE])
+    row = r.cl_tx[c, core]
+    n = txburst.drain(row, seq)
+    if n:
+        _flush(r, c, core, n, row[txburst.TX_DUE])

@@ -8,9 +8,9 @@ to the client (plus the database server's two in the one-RTT mode); requests of 
 switch does not own, and overflow, go to the lock server owning the lock's partition
 (overflow and the notify/push-back protocol on reliable hops), whose answers travel
 server -> switch -> client. A lock server runs :mod:`netlock.lockserver.kernels` on the rack's
-server state behind cores that each take ``P_SERVICE_US`` per packet (RSS by a hash of the
-lock id) and FIFO links; a core's grants and push-backs leave in TX bursts
-(:mod:`netlock.lockserver.txburst`: ``tx``/``tx_buf``, ``E_DRAIN`` events).
+server state, and :mod:`netlock.lockserver.request_path`'s steps on its rows (``srv_f``,
+``srv_cores``: RSS, RX rings, cores that each take ``P_SERVICE_US`` per packet, TX bursts
+with ``tx_buf`` and ``E_DRAIN`` events) behind FIFO links.
 """
 
 from __future__ import annotations
@@ -29,12 +29,11 @@ from netlock.dataplane.registers import (
     O_TXN,
     T_COUNT,
 )
-from netlock.lockserver import hashmap, txburst
+from netlock.lockserver import hashmap, request_path, txburst
 from netlock.lockserver import kernels as lockserver
 from netlock.lockserver.rss import rss_core
-from netlock.lockserver.rxring import ring_full
 from netlock.lockserver.server_state import A_KIND, A_REASON, A_TXN, FLAG_OVERFLOW
-from netlock.packets import ActionKind, DropReason
+from netlock.packets import ActionKind
 from netlock.server_lookup import owning_server
 from sim.fast import heap
 from sim.fast._fast_jit import fast_jit, fast_jit_inline, inlined
@@ -59,7 +58,6 @@ from sim.fast.state import (
     IN_PENDING,
     IN_WAITING,
     K_OL_DROPPED,
-    K_RX_DROPS,
     K_SERVER_DROPS,
     K_SERVER_GRANTS,
     K_SWITCH_EXPIRED,
@@ -80,7 +78,6 @@ from sim.fast.state import (
     RI_TXN,
     RI_WHERE,
     SERVER,
-    SF_BUSY,
     SF_DOWN_LAST,
     SF_UP_LAST,
     SWITCH,
@@ -92,8 +89,6 @@ TO_SERVER = int(ActionKind.TO_SERVER)
 OVERFLOW = int(ActionKind.OVERFLOW)
 NOTIFY_SERVER = int(ActionKind.NOTIFY_SERVER)
 DEFER = int(ActionKind.DEFER)
-PUSH_BACK = int(ActionKind.PUSH_BACK)
-DUPLICATE = int(DropReason.DUPLICATE)
 COUNT_BITS = 32
 TX_GRANT, TX_PUSH = 0, 1
 
@@ -315,24 +310,13 @@ def push_back(r: RackArrays, rid: int, now: float) -> None:
 
 
 # --- lock servers ------------------------------------------------------------------------------
+# netlock.lockserver.request_path's steps on server s's rows r.srv_f[s] and r.srv_cores[s, core],
+# as sim.managers.netlock_rack.servers.ServerNode takes them on its lists.
 
 @fast_jit_inline
 def core_of(r: RackArrays, lock: int) -> int:
     """The core RSS gives the packets of ``lock``."""
     return rss_core(lock, r.pi[I_CORES])
-
-
-@fast_jit
-def _serve(r: RackArrays, s: int, core: int, now: float) -> float:
-    """Queue one packet on core ``core``; the delay until the core finishes it (us)."""
-    t = r.core_free[s, core]
-    if t < now:
-        t = now
-    service = r.pf[P_SERVICE_US]
-    r.core_free[s, core] = t + service
-    r.srv_packets[s] += 1
-    r.srv_f[s, SF_BUSY] += service
-    return t + service - now
 
 
 @fast_jit
@@ -353,10 +337,8 @@ def _deliver(r: RackArrays, s: int, kind: int, value: int, depart: float,
 
 
 @fast_jit
-def _flush(r: RackArrays, s: int, core: int, depart: float, now: float) -> None:
-    """Core ``core``'s TX burst leaves at ``depart``."""
-    n = int(r.tx[s, core, txburst.TX_COUNT])
-    txburst.close(r.tx, s, core)
+def _flush(r: RackArrays, s: int, core: int, n: int, depart: float, now: float) -> None:
+    """The first ``n`` packets of core ``core``'s TX buffer leave at ``depart``."""
     for i in range(n):
         _deliver(r, s, r.tx_buf[s, core, i, 0], r.tx_buf[s, core, i, 1], depart, now)
 
@@ -364,24 +346,23 @@ def _flush(r: RackArrays, s: int, core: int, depart: float, now: float) -> None:
 @fast_jit
 def _send(r: RackArrays, s: int, core: int, kind: int, value: int, t: float,
           now: float) -> None:
-    """Core ``core`` sends a packet when done with its cause at ``t`` (us): into its TX
-    burst (:mod:`netlock.lockserver.txburst`; ``core`` < 0: at once), as
-    :meth:`sim.managers.netlock_rack.servers.ServerNode.send`."""
+    """Core ``core`` sends a packet when done with its cause at ``t`` (us): through its TX
+    burst (:func:`netlock.lockserver.txburst.send`; ``core`` < 0: at once), as
+    :meth:`sim.tx_bursts.TxBursts.add`."""
     if core < 0:
         _deliver(r, s, kind, value, t, now)
         return
-    tx = r.tx
-    if txburst.overdue(tx, s, core, t):
-        _flush(r, s, core, tx[s, core, txburst.TX_DUE], now)
-    k = int(tx[s, core, txburst.TX_COUNT])
-    r.tx_buf[s, core, k, 0] = kind
-    r.tx_buf[s, core, k, 1] = value
-    outcome = txburst.add(tx, s, core, t, r.pi[I_TX_BURST], r.pf[P_TX_DRAIN])
+    row = r.srv_cores[s, core]
+    late, late_at, slot, outcome = txburst.send(row, t, r.pi[I_TX_BURST], r.pf[P_TX_DRAIN])
+    if late:
+        _flush(r, s, core, late, late_at, now)
+    r.tx_buf[s, core, slot, 0] = kind
+    r.tx_buf[s, core, slot, 1] = value
     if outcome == txburst.FULL:
-        _flush(r, s, core, t, now)
+        _flush(r, s, core, slot + 1, t, now)
     elif outcome == txburst.OPENED:
-        heap.push(r.heap, tx[s, core, txburst.TX_DUE], E_DRAIN, s * r.pi[I_CORES] + core,
-                  int(tx[s, core, txburst.TX_SEQ]))
+        heap.push(r.heap, row[txburst.TX_DUE], E_DRAIN, s * r.pi[I_CORES] + core,
+                  int(row[txburst.TX_SEQ]))
 
 
 @fast_jit
@@ -390,30 +371,31 @@ def server_drain(r: RackArrays, sc: int, seq: int, now: float) -> None:
     core)."""
     s = sc // r.pi[I_CORES]
     core = sc % r.pi[I_CORES]
-    if txburst.drains(r.tx, s, core, seq):
-        _flush(r, s, core, r.tx[s, core, txburst.TX_DUE], now)
+    row = r.srv_cores[s, core]
+    n = txburst.drain(row, seq)
+    if n:
+        _flush(r, s, core, n, row[txburst.TX_DUE], now)
 
 
 @fast_jit
-def _server_actions(r: RackArrays, s: int, n: int, delay: float, now: float,
-                    core: int) -> None:
-    """Server ``s``'s ``n`` action rows, from the packet its core ``core`` is done with
-    ``delay`` us from now (``core`` < 0: its control logic, sent at once)."""
+def _server_actions(r: RackArrays, s: int, n: int, t: float, now: float, core: int) -> None:
+    """Server ``s``'s ``n`` action rows, from the packet its core ``core`` is done with at
+    ``t`` (``core`` < 0: its control logic, sent at once): as
+    :meth:`sim.managers.netlock_rack.manager.NetLockManager.server_answer`."""
     act = r.srv.act
-    t = now + delay
     for row in range(n):
-        kind = act[row, A_KIND]
-        if kind == GRANT:
+        what = request_path.answer(act[row, A_KIND], act[row, A_REASON])
+        if what == request_path.SEND_GRANT:
             g = take(r, act[row, A_TXN], IN_PENDING)
             if g < 0:
                 continue
             r.ri[g, RI_SOURCE] = SERVER
             r.cnt[K_SERVER_GRANTS] += 1
             _send(r, s, core, TX_GRANT, g, t, now)
-        elif kind == PUSH_BACK:
+        elif what == request_path.SEND_PUSH_BACK:
             _send(r, s, core, TX_PUSH, act[row, A_TXN], t, now)
         else:
-            if act[row, A_REASON] == DUPLICATE:
+            if what == request_path.FORGET_COPY:
                 g = take(r, act[row, A_TXN], IN_PENDING)
                 if g >= 0:
                     free_request(r, g)
@@ -433,8 +415,9 @@ def server_request(r: RackArrays, h: int, flags: int, now: float) -> None:
     op = flags & 1
     s = owner(r, lock)
     core = core_of(r, lock)
-    if ring_full(r.core_free[s, core], now, r.pf[P_SERVICE_US], r.pi[I_RX_RING]):
-        r.cnt[K_RX_DROPS] += 1
+    delay = request_path.admit(r.srv_f[s], r.srv_cores[s, core], now, r.pf[P_SERVICE_US],
+                               r.pi[I_RX_RING])
+    if delay < 0:
         if op != RELEASE:
             g = take(r, r.ri[h, RI_TXN], IN_PENDING)
             if g >= 0:
@@ -444,11 +427,10 @@ def server_request(r: RackArrays, h: int, flags: int, now: float) -> None:
         else:
             free_request(r, h)
         return
-    delay = _serve(r, s, core, now)
     n = process_kernel(r.srv, s, int(now), op, lock, r.ri[h, RI_MODE], r.ri[h, RI_TXN], c,
                        r.ci[c, CI_TENANT], flags >> 2, 0,
                        FLAG_OVERFLOW * ((flags >> 1) & 1))
-    server_actions_inline(r, s, n, delay, now, core)
+    server_actions_inline(r, s, n, now + delay, now, core)
     if op == RELEASE:
         free_request(r, h)
 
@@ -463,10 +445,10 @@ def server_notified(r: RackArrays, lock: int, word: int, now: float) -> None:
     """The switch says the queue of (lock, priority) drained: push back up to ``count``."""
     s = owner(r, lock)
     core = core_of(r, lock)
-    delay = _serve(r, s, core, now)
+    delay = request_path.serve(r.srv_f[s], r.srv_cores[s, core], now, r.pf[P_SERVICE_US])
     n = lockserver.notified(r.srv, s, lock, word >> COUNT_BITS,
                             word & ((1 << COUNT_BITS) - 1))
-    _server_actions(r, s, n, delay, now, core)
+    _server_actions(r, s, n, now + delay, now, core)
 
 
 @fast_jit
@@ -474,4 +456,4 @@ def servers_expire(r: RackArrays, now: float) -> None:
     for s in range(r.pi[I_SERVERS]):
         n = lockserver.expire(r.srv, s, int(now), r.pi[I_LEASE_MGR])
         if n:
-            _server_actions(r, s, n, 0.0, now, -1)
+            _server_actions(r, s, n, now, now, -1)

@@ -13,7 +13,10 @@ import math
 import time
 from functools import partial
 
+import numpy as np
+
 from netlock.config import Config
+from netlock.lockserver.request_path import SV_BUSY_US, SV_PACKETS, SV_RX_DROPS
 from netlock.lockserver.server_state import CN_EXPIRED
 from netlock.plan import Plan
 from sim.core.allocation import Partition
@@ -31,13 +34,11 @@ from sim.fast.state import (
     K_OL_SENT,
     K_REORDERED,
     K_RETRIES,
-    K_RX_DROPS,
     K_SERVER_DROPS,
     K_SERVER_GRANTS,
     K_STALE,
     K_SWITCH_EXPIRED,
     P_OL_CUTOFF,
-    SF_BUSY,
 )
 from sim.workloads.replay import replay_transactions
 
@@ -107,11 +108,11 @@ def summarise(model: FastModel, wall_s: float, config: Config | None = None) -> 
         "server_grants": int(r.cnt[K_SERVER_GRANTS]),
         "switch_expired": int(r.cnt[K_SWITCH_EXPIRED]),
         "server_expired": int(r.srv.cnt[CN_EXPIRED]),
-        "server_packets": r.srv_packets[:servers].tolist(),
-        "server_busy_us": r.srv_f[:servers, SF_BUSY].tolist(),
+        "server_packets": r.srv_f[:servers, SV_PACKETS].astype(np.int64).tolist(),
+        "server_busy_us": r.srv_f[:servers, SV_BUSY_US].tolist(),
         "switch_drops": r.sw_drops.tolist(),
         "server_drops": int(r.cnt[K_SERVER_DROPS]),
-        "server_rx_drops": int(r.cnt[K_RX_DROPS]),
+        "server_rx_drops": int(r.srv_f[:servers, SV_RX_DROPS].sum()),
         "lost_packets": int(r.cnt[K_LOST]),
         "copied_packets": int(r.cnt[K_COPIES]),
         "reordered_packets": int(r.cnt[K_REORDERED]),

@@ -5,10 +5,12 @@ One :class:`RackArrays` (a named tuple of numpy arrays, passed whole to compiled
 - the switch: the data plane's arrays (:mod:`netlock.dataplane.registers`), its lock table (an
   array for the lowest lock ids, a hash map above), its pipeline's busy-until time and drop
   counters;
-- the lock servers: :class:`netlock.lockserver.server_state.ServerState`, each server's cores
-  (busy-until times, TX bursts: :mod:`netlock.lockserver.txburst` rows in ``tx``, the
-  buffered packets in ``tx_buf[s, core, i]`` = (TX_GRANT, request row) or (TX_PUSH, wire
-  id)), links and counters, and the partition of lock ids over servers;
+- the lock servers: :class:`netlock.lockserver.server_state.ServerState`, each server's
+  request-path rows (:mod:`netlock.lockserver.request_path`: ``srv_f[s]``, whose first
+  columns are its counters, then the server's links; ``srv_cores[s, core]``, a core's
+  busy-until time and TX burst), the packets waiting in each core's TX burst
+  (``tx_buf[s, core, i]`` = (TX_GRANT, request row) or (TX_PUSH, wire id)), and the
+  partition of lock ids over servers;
 - requests in flight (``ri``/``rf`` rows, a free-list pool): a request's id ``rid`` is
   ``generation * 2**RID_BITS + row``, unique in a run and mapped back to its row in O(1);
   a copy the network makes is a row of its own carrying the original's id on the wire
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from netlock.lockserver.request_path import N_SV
 from netlock.lockserver.server_state import ServerState
 from netlock.packets import ACQUIRE as ACQUIRE
 from netlock.packets import RELEASE as RELEASE
@@ -85,16 +88,17 @@ CF_FREE_AT, CF_GAP, CF_UP_LAST, CF_DOWN_LAST, CF_START = range(N_XF, N_XF + 5)
 CF_HOLD = N_XF + 5  # a timed trace replay: the current transaction's hold after its last grant
 N_CF = N_XF + 6
 
-# lock servers: srv_f[s, :]
-SF_UP_LAST, SF_DOWN_LAST, SF_BUSY = range(3)
+# lock servers: srv_f[s, :]; the first columns are the request path's row
+# (netlock.lockserver.request_path), which its steps take as r.srv_f[s]
+SF_UP_LAST, SF_DOWN_LAST = range(N_SV, N_SV + 2)
+N_SF = N_SV + 2
 
 # counters: cnt[:]
 (K_FREE, K_HOP, K_USES, K_TXNS, K_RETRIES, K_STALE, K_LOST, K_SERVER_GRANTS,
  K_SERVER_DROPS, K_SWITCH_EXPIRED, K_NEED_TXN, K_BAD_FREE) = range(12)
 K_FAULT, K_COPIES, K_REORDERED, K_IGNORED, K_HANDBACKS = 12, 13, 14, 15, 16
-K_RX_DROPS = 17  # requests a server core's full RX rings dropped
-K_OL_SENT, K_OL_DROPPED = 18, 19  # open loop: acquires sent before P_OL_CUTOFF, RX-dropped
-N_CNT = 20
+K_OL_SENT, K_OL_DROPPED = 17, 18  # open loop: acquires sent before P_OL_CUTOFF, RX-dropped
+N_CNT = 19
 
 # parameters: pf[:] float64, pi[:] int64
 (P_HALF_RTT, P_PASS_US, P_PASS_GAP, P_THINK, P_LEASE_CLIENT, P_TIMEOUT, P_GAP_PER_LOCK,
@@ -143,10 +147,8 @@ class RackArrays(NamedTuple):
     sw_f: np.ndarray
     sw_drops: np.ndarray
     srv: ServerState
-    core_free: np.ndarray
     srv_f: np.ndarray
-    srv_packets: np.ndarray
-    tx: np.ndarray
+    srv_cores: np.ndarray
     tx_buf: np.ndarray
     part_his: np.ndarray
     part_owners: np.ndarray

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netlock.lockserver import LockServer, hashmap, kernels
-from netlock.lockserver.server import actions_of
+from netlock.lockserver.action_rows import actions_of
 from netlock.lockserver.server_state import (
     CN_FREE_LOCK,
     FLAG_OVERFLOW,

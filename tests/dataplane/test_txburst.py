@@ -15,33 +15,35 @@ from netlock.lockserver import txburst
 def departures(times: list[float], burst: int, drain_us: float) -> list[float]:
     """Drive the rule as the engines do (one core): each packet's departure time (us).
     Drain events fire in time order before a later packet is added."""
-    tx = txburst.new_cores(1, 1)
+    row = txburst.new_row()
     out: list[float] = [math.nan] * len(times)
     buffered: list[int] = []
     drains: list[tuple[float, int]] = []
 
-    def flush(depart: float) -> None:
+    def flush(n: int, depart: float) -> None:
+        assert n == len(buffered)
         for i in buffered:
             out[i] = depart
         buffered.clear()
-        txburst.close(tx, 0, 0)
 
     def fire_drains(before: float) -> None:
         while drains and drains[0][0] < before:
             due, seq = drains.pop(0)
-            if txburst.drains(tx, 0, 0, seq):
-                flush(due)
+            n = txburst.drain(row, seq)
+            if n:
+                flush(n, due)
 
     for i, t in enumerate(times):
         fire_drains(t)
-        if txburst.overdue(tx, 0, 0, t):
-            flush(float(tx[0, 0, txburst.TX_DUE]))
+        late, late_at, slot, outcome = txburst.send(row, t, burst, drain_us)
+        if late:
+            flush(late, late_at)
+        assert slot == len(buffered)
         buffered.append(i)
-        outcome = txburst.add(tx, 0, 0, t, burst, drain_us)
         if outcome == txburst.FULL:
-            flush(t)
+            flush(slot + 1, t)
         elif outcome == txburst.OPENED:
-            drains.append((float(tx[0, 0, txburst.TX_DUE]), int(tx[0, 0, txburst.TX_SEQ])))
+            drains.append((row[txburst.TX_DUE], int(row[txburst.TX_SEQ])))
     fire_drains(math.inf)
     return out
 
@@ -92,15 +94,22 @@ def test_one_packet_bursts_or_no_timer_send_at_once():
 
 
 def test_a_drain_for_a_burst_already_sent_does_nothing():
-    tx = txburst.new_cores(1, 1)
-    assert txburst.add(tx, 0, 0, 1.0, 2, 10.0) == txburst.OPENED
-    seq = int(tx[0, 0, txburst.TX_SEQ])
-    assert txburst.add(tx, 0, 0, 2.0, 2, 10.0) == txburst.FULL
-    txburst.close(tx, 0, 0)
-    assert not txburst.drains(tx, 0, 0, seq)
-    assert txburst.add(tx, 0, 0, 3.0, 2, 10.0) == txburst.OPENED
-    assert not txburst.drains(tx, 0, 0, seq)
-    assert txburst.drains(tx, 0, 0, int(tx[0, 0, txburst.TX_SEQ]))
+    row = txburst.new_row()
+    assert txburst.send(row, 1.0, 2, 10.0) == (0, 0.0, 0, txburst.OPENED)
+    seq = int(row[txburst.TX_SEQ])
+    assert txburst.send(row, 2.0, 2, 10.0) == (0, 0.0, 1, txburst.FULL)
+    assert txburst.drain(row, seq) == 0
+    assert txburst.send(row, 3.0, 2, 10.0) == (0, 0.0, 0, txburst.OPENED)
+    assert txburst.drain(row, seq) == 0
+    assert txburst.drain(row, int(row[txburst.TX_SEQ])) == 1
+
+
+def test_a_burst_past_its_tick_leaves_at_the_tick_before_the_next_packet_joins():
+    row = txburst.new_row()
+    assert txburst.send(row, 1.0, 4, 10.0)[3] == txburst.OPENED
+    assert txburst.send(row, 2.0, 4, 10.0)[3] == txburst.JOINED
+    assert txburst.send(row, 12.0, 4, 10.0) == (2, 10.0, 0, txburst.OPENED)
+    assert row[txburst.TX_DUE] == 20.0
 
 
 @settings(max_examples=200, deadline=None)

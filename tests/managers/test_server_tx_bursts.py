@@ -5,8 +5,9 @@ same times (tests/fast/test_differential.py)."""
 
 from __future__ import annotations
 
-from netlock.packets import LockRequest, Mode, Op
-from sim.engine import Engine
+from types import SimpleNamespace
+
+from sim.engine import ACQUIRE, Engine, Req
 from sim.managers.netlock_rack.servers import ServerNode
 
 
@@ -15,19 +16,21 @@ class Rack:
 
     def __init__(self) -> None:
         self.engine = Engine()
-        self.partition = type("P", (), {"owner": staticmethod(lambda lock: 0)})()
+        self.partition = SimpleNamespace(owner=lambda lock: 0)
         self.sent: list[tuple[int, float]] = []
 
-    def server_actions(self, server, actions, delay, core=-1):
-        for action in actions:
-            server.send(core, action.request.txn_id, self.engine.env.now + delay)
+    def server_answer(self, server, kind, reason, txn, push_back, t, core):
+        server.send(core, txn, t)
 
     def server_send(self, server, packet, depart):
         self.sent.append((packet, depart))
 
+    def server_rx_drop(self, req, op):
+        raise AssertionError("no RX ring bound here")
 
-def acquire(lock: int, txn: int) -> LockRequest:
-    return LockRequest(Op.ACQUIRE, Mode.EXCLUSIVE, lock, txn, client_id=txn)
+
+def acquire(lock: int, txn: int) -> Req:
+    return Req(txn, SimpleNamespace(cid=txn), 0, lock, 1, 0, 0, 0.0)
 
 
 def run(arrivals: list[tuple[float, int]], burst: int, drain_us: float,
@@ -37,7 +40,8 @@ def run(arrivals: list[tuple[float, int]], burst: int, drain_us: float,
     node = ServerNode(rack, 0, cores=1, packet_us=packet_us, tx_burst=burst,
                       tx_drain_us=drain_us)
     for at, txn in arrivals:
-        rack.engine.call_at(at, node.on_request, acquire(100 + txn, txn))
+        rack.engine.call_at(at, node.on_request, acquire(100 + txn, txn), ACQUIRE, False, 0,
+                            int(at))
     rack.engine.run(1000.0)
     return rack.sent
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from netlock.lockserver.request_path import C_FREE
 from sim.simpy_model import build
 from sim.simulate_simpy import simulate
 from tests.sim.helpers import config
@@ -49,7 +50,8 @@ def _server_backlog_us(ring: int, duration_s: float) -> tuple[float, int]:
     model = build(cfg)
     model.run()
     server = model.manager.servers[0]
-    return server.core_free[0] - duration_s * 1e6, model.manager.stats()["server_rx_drops"]
+    return (server.core_rows[0][C_FREE] - duration_s * 1e6,
+            model.manager.stats()["server_rx_drops"])
 
 
 def test_rx_rings_bound_what_an_overloaded_server_queues():

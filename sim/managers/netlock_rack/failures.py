@@ -206,7 +206,7 @@ def _move_in(m: NetLockManager, regions: dict[int, list[tuple[int, int, int]]]):
             node.refresh_table()
             for lock in moved:
                 server = m.owner(lock)
-                m.server_control(server, server.state.mapped(lock))
+                server.control(server.state.mapped(lock))
         if waiting:
             yield m.env.timeout(m.cfg.lease.sweep_us)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from netlock.config import Config
 from netlock.dataplane.registers import R_COUNT
-from netlock.packets import Action, ActionKind, DropReason, LockRequest, Mode, Op
+from netlock.lockserver.request_path import FORGET_COPY, SEND_GRANT, SEND_PUSH_BACK, answer
 from netlock.plan import Plan
 from sim.core.allocation import Partition
 from sim.core.parts import switch_dataplane
@@ -30,8 +30,6 @@ from sim.managers.netlock_rack.servers import ServerNode
 from sim.managers.netlock_rack.switch_pipeline import SwitchNode
 from sim.network import Network
 
-OPS = (Op.ACQUIRE, Op.RELEASE)
-MODES = (Mode.SHARED, Mode.EXCLUSIVE)
 SWITCH, SERVER = 0, 1
 
 
@@ -132,14 +130,14 @@ class NetLockManager:
             return
         server = self.owner(req.lock)
         now = self.env.now
-        lreq = LockRequest(OPS[req.op], MODES[req.mode], req.lock, req.rid, req.client.cid,
-                           req.tenant, priority, int(now), overflow=overflow)
-        if req.op == ACQUIRE:
+        op = req.op
+        if op == ACQUIRE:
             self.pending.put(req)
         hop = self.network.reliable_hop() if overflow else self.network.hop()
         if hop >= 0:
             arrival = server.up.arrival(now + delay + hop)
-            self.engine.call_at(arrival, server.on_request, lreq)
+            self.engine.call_at(arrival, server.on_request, req, op, overflow, priority,
+                                int(now))
 
     def notify_server(self, lock: int, priority: int, count: int, delay: float) -> None:
         if not self.servers:
@@ -159,59 +157,54 @@ class NetLockManager:
 
     # --- packets out of the servers ----------------------------------------------------------
 
-    def server_actions(self, server: ServerNode, actions: list[Action], delay: float,
-                       core: int = -1) -> None:
-        """A server's ``actions``, from the packet its core ``core`` is done with ``delay``
-        us from now (``core`` < 0: its control logic, sent at once)."""
-        t = self.env.now + delay
-        for action in actions:
-            kind = action.kind
-            if kind == ActionKind.GRANT:
-                req = self.pending.take(action.request.txn_id)
-                if req is None or self.stopped:
-                    continue
-                req.source = SERVER
-                self.server_grants += 1
-                server.send(core, req, t)
-            elif kind == ActionKind.PUSH_BACK:
-                server.send(core, action.request, t)
-            else:
-                if action.reason == DropReason.DUPLICATE:
-                    self.pending.take(action.request.txn_id)
-                self.server_drops += 1
+    def server_answer(self, server: ServerNode, kind: int, reason: int, txn: int,
+                      push_back: int, t: float, core: int) -> None:
+        """One action row of ``server``'s kernels about wire id ``txn``, from the packet its
+        core ``core`` is done with at ``t`` (us; ``core`` < 0: its control logic, sent at
+        once): :func:`netlock.lockserver.request_path.answer`."""
+        what = answer(kind, reason)
+        if what == SEND_GRANT:
+            req = self.pending.take(txn)
+            if req is None or self.stopped:
+                return
+            req.source = SERVER
+            self.server_grants += 1
+            server.send(core, req, t)
+        elif what == SEND_PUSH_BACK:
+            server.send(core, (txn, push_back), t)
+        else:
+            if what == FORGET_COPY:
+                self.pending.take(txn)
+            self.server_drops += 1
 
-    def server_rx_drop(self, lreq: LockRequest) -> None:
-        """A server's RX rings dropped ``lreq`` (:mod:`netlock.lockserver.rxring`): an
-        acquire is no longer awaited from it."""
-        if lreq.op == Op.ACQUIRE:
-            req = self.pending.take(lreq.txn_id)
-            if req is not None and req.t_created < self.unanswered_cutoff_us:
+    def server_rx_drop(self, req: Req, op: int) -> None:
+        """A server's RX rings dropped ``req`` sent as ``op``
+        (:mod:`netlock.lockserver.rxring`): an acquire is no longer awaited from it."""
+        if op == ACQUIRE:
+            taken = self.pending.take(req.rid)
+            if taken is not None and taken.t_created < self.unanswered_cutoff_us:
                 self.open_loop_dropped += 1
 
-    def server_send(self, server: ServerNode, packet: Req | LockRequest,
+    def server_send(self, server: ServerNode, packet: Req | tuple[int, int],
                     depart: float) -> None:
         """A server's packet leaves it at ``depart`` (us): a grant (the granted request)
-        goes to its client through the switch, a push-back (the wire request) to the
-        switch."""
+        goes to its client through the switch, a push-back (wire id, whether it is one) to
+        the switch."""
         now = self.env.now
-        if isinstance(packet, LockRequest):
+        if type(packet) is tuple:
             arrival = server.down.arrival(depart + self.network.reliable_hop())
-            self.engine.call_at(arrival, self.push_back, packet)
+            self.engine.call_at(arrival, self.push_back, *packet)
             return
         first, second = self.network.hop(), self.network.hop()
         if first >= 0 and second >= 0:
             packet.client.receive(packet, server.down.arrival(depart + first) + second, now)
 
-    def push_back(self, lreq: LockRequest) -> None:
+    def push_back(self, txn: int, push_back: int) -> None:
         """A request a server sends back reaches the switch: a push-back from its overflow
-        buffer, or (not marked) a request it held aside while a lock moved in."""
-        req = self.pending.take(lreq.txn_id)
+        buffer, or (``push_back`` 0) a request it held aside while a lock moved in."""
+        req = self.pending.take(txn)
         if req is not None and not self.stopped:
-            self.node_for(req.lock).acquire(req, int(lreq.push_back))
-
-    def server_control(self, server: ServerNode, actions: list[Action]) -> None:
-        if server.alive and actions:
-            self.server_actions(server, actions, 0.0)
+            self.node_for(req.lock).acquire(req, push_back)
 
     # --- control plane -------------------------------------------------------------------------
 
@@ -230,7 +223,7 @@ class NetLockManager:
                 self.backup.expire(now_us, self.lease_us)
             for server in self.servers:
                 if server.alive:
-                    self.server_control(server, server.state.expire(now_us, self.lease_us))
+                    server.control(server.state.expire(now_us, self.lease_us))
 
     def _quota_windows(self):
         while True:
