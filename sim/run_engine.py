@@ -2,7 +2,8 @@
 
 It sits above both engines: the simpy engine (:mod:`sim.simulate_simpy`) and the fast engine
 (:mod:`sim.fast.simulate_fast`); both summarise their runs with :func:`sim.core.result.result_of`.
-The fast engine loads numba, so it is imported on use.
+Each engine is imported on use: the fast engine loads numba, the simpy engine simpy and the
+rack's Python model, which a fast run does not need.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 from netlock.config import Config
 from sim.core.budget import WallBudget
 from sim.core.result import Progress, SimResult
-from sim.simulate_simpy import simulate
 
 
 def run_engine(config: Config, engine: str | None = None,
@@ -24,4 +24,6 @@ def run_engine(config: Config, engine: str | None = None,
         from sim.fast.simulate_fast import simulate_fast
 
         return simulate_fast(config, progress=progress, budget=budget)
+    from sim.simulate_simpy import simulate
+
     return simulate(config, progress, budget)

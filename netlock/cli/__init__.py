@@ -12,6 +12,8 @@ import os
 import sys
 from typing import NoReturn
 
+from netlock.cli import collector, interrupt
+
 REFUSED = 2
 """Exit status of a refused input: one line on stderr (:class:`netlock.errors.NetlockError`)."""
 
@@ -29,9 +31,8 @@ def leave_refused() -> NoReturn:
 
 def main() -> None:
     """Entry point of the ``netlock`` console script."""
-    from netlock.cli import interrupt
-
     interrupt.install()
+    collector.starting()
     try:
         from netlock.cli.app import run
 
@@ -52,4 +53,6 @@ def main() -> None:
             if exc.code == REFUSED:
                 leave_refused()
         raise
+    finally:
+        collector.leaving()
     interrupt.finishing()

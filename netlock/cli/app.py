@@ -27,6 +27,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
+from netlock.cli import collector
 from netlock.errors import NetlockError
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -108,6 +109,7 @@ class LazyGroup(TyperGroup):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         if args and args[0] in COMMANDS:
             self.load(args[0])
+        collector.started()
         return super().resolve_command(ctx, args)
 
     def load(self, name: str) -> click.Command:

@@ -140,7 +140,9 @@ def register_name(reg: int) -> str:
 
 def new_state(geometry: SwitchGeometry, max_tenants: int,
               trace_capacity: int) -> dict[str, np.ndarray]:
-    """Fresh, empty ``locks``, ``regions``, ``slots``, ``tenants`` and ``ctl`` arrays.
+    """Fresh, empty ``locks``, ``regions``, ``slots``, ``tenants`` and ``ctl`` arrays: the
+    state :func:`clear_state` leaves, written only where it is not zero (the arrays of the
+    paper's 100K slots are tens of MB: a second pass over them doubled the construction).
 
     A lock needs at least one slot, so the lock index space has ``total_slots`` entries.
     ``trace_capacity`` is the number of register accesses the trace can hold (0 = off).
@@ -153,7 +155,9 @@ def new_state(geometry: SwitchGeometry, max_tenants: int,
     tenants = np.zeros((max_tenants, N_TENANT_COLS), dtype=np.int64)
     ctl = np.zeros(C_HEADER + 3 * trace_capacity, dtype=np.int64)
     ctl[C_TRACE_ON] = int(trace_capacity > 0)
-    clear_state(locks, regions, slots)
+    locks[:, L_LOCK_ID] = -1
+    regions[:, :, R_LEFT] = -1
+    regions[:, :, R_RIGHT] = -2
     return {"locks": locks, "regions": regions, "slots": slots, "tenants": tenants, "ctl": ctl}
 
 

@@ -176,11 +176,12 @@ class SwitchDataPlane(SwitchCounters):
         i = self._table.get(lock_id)
         if i is not None and self.regions[priority, i, R_LEFT] >= 0:
             raise ControlPlaneError(f"lock {lock_id}: already has a region in class {priority}")
-        if i is None and not self._free:
+        if i is None and not self._n_free:
             raise ControlPlaneError(f"lock {lock_id}: the lock table is full")
         self._check_bounds(priority, left, right, owner=-1)
         if i is None:
-            i = self._free.pop()
+            self._n_free -= 1
+            i = int(self._free[self._n_free])
             self._use_rows(i + 1)
             self._table[lock_id] = i
             self.locks[i] = 0
@@ -219,8 +220,8 @@ class SwitchDataPlane(SwitchCounters):
         index, fresh = self._batch_indices(ids)
         self._check_batch(ids, pri, lo, hi, held, index, fresh)
         new_ids = ids[fresh]
-        taken = np.array(self._free[len(self._free) - len(new_ids):][::-1], dtype=np.int64)
-        del self._free[len(self._free) - len(new_ids):]
+        taken = self._free[self._n_free - len(new_ids):self._n_free][::-1].copy()
+        self._n_free -= len(new_ids)
         if len(taken):
             self._use_rows(int(taken.max()) + 1)
         self._table.update(zip(new_ids.tolist(), taken.tolist(), strict=True))
@@ -285,7 +286,7 @@ class SwitchDataPlane(SwitchCounters):
         has_region = repeated.copy()
         mapped = index >= 0
         has_region[mapped] |= self.regions[safe_pri[mapped], index[mapped], R_LEFT] >= 0
-        full = fresh & (np.cumsum(fresh) > len(self._free))
+        full = fresh & (np.cumsum(fresh) > self._n_free)
         used = np.concatenate([[0], np.cumsum(self._owner != -1)])
         top = len(self._owner)
         a, b = np.clip(lo, 0, top), np.clip(hi + 1, 0, top)
@@ -326,7 +327,8 @@ class SwitchDataPlane(SwitchCounters):
         self.locks[i] = 0
         self.locks[i, L_LOCK_ID] = -1
         del self._table[lock_id]
-        self._free.append(i)
+        self._free[self._n_free] = i
+        self._n_free += 1
 
     def set_bounds(self, lock_id: int, priority: int, left: int, right: int) -> list[Action]:
         """Move or resize the EMPTY region of ``lock_id`` in class ``priority``."""
@@ -374,6 +376,12 @@ class SwitchDataPlane(SwitchCounters):
     @property
     def resident_locks(self) -> list[int]:
         return sorted(self._table)
+
+    @property
+    def free_rows(self) -> np.ndarray:
+        """The lock-table rows not in use, the next one :meth:`install` takes last (a stack:
+        an array rather than a list of 100K Python ints, built at every construction)."""
+        return self._free[:self._n_free]
 
     # --- control plane: leases, quotas, failure -----------------------------------------------
 
@@ -442,7 +450,10 @@ class SwitchDataPlane(SwitchCounters):
     def _rebuild_table(self) -> None:
         ids = self.locks[:, L_LOCK_ID]
         self._table: dict[int, int] = {int(ids[i]): i for i in np.flatnonzero(ids >= 0).tolist()}
-        self._free = np.flatnonzero(ids < 0)[::-1].tolist()
+        free = np.flatnonzero(ids < 0)[::-1]
+        self._free = np.empty(len(ids), dtype=np.int64)
+        self._free[:len(free)] = free
+        self._n_free = len(free)
         used = np.flatnonzero(ids >= 0)
         self._use_rows(int(used[-1]) + 1 if len(used) else 0)
         self._owner = np.full(self.geometry.total_slots, -1, dtype=np.int64)

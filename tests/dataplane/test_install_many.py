@@ -47,7 +47,7 @@ def state(sw: SwitchDataPlane) -> list[np.ndarray]:
     """Everything but the pass sequence number (a trace key that install bumps per call)."""
     snap = sw.snapshot()
     return [*(snap[k] for k in ("locks", "regions", "slots", "tenants")), sw._owner.copy(),
-            np.array(sorted(sw._table.items())), np.array(sw._free)]
+            np.array(sorted(sw._table.items())), sw.free_rows.copy()]
 
 
 def one_by_one(sw: SwitchDataPlane, rows: list[tuple[int, int, int, int, int]]):

@@ -15,7 +15,8 @@ from sim import fast_bench_process as proc
 def stubbed(monkeypatch):
     monkeypatch.setattr(proc, "tiny_cli_cpu_s", cycle([1.4, 0.9, 1.1]).__next__)
     monkeypatch.setattr(proc, "phases", lambda: {"python_s": 0.03, "imports_s": 0.5,
-                                                 "setup_s": 0.4, "run_s": 0.05})
+                                                 "setup_s": 0.4, "run_s": 0.05,
+                                                 "exit_s": 0.02})
     walls = {True: cycle([2.0, 2.2, 2.1, 2.3, 2.2, 2.0]), False: cycle([1.0, 1.1, 1.2, 1.0,
                                                                          1.3, 1.1])}
     monkeypatch.setattr(proc, "shared_cores_wall_s",
@@ -27,6 +28,7 @@ def test_the_fixed_cpu_is_the_median_of_fresh_processes_against_one_second(stubb
     row = proc.run(quick=True)[0]
     assert row.value == pytest.approx(1.1) and row.unit == "CPU s" and row.target == 1.0
     assert not row.ok and "imports 0.50" in row.note and "setup" in row.note
+    assert "exit 0.02" in row.note and "re-run" in row.note
 
 
 def test_the_worker_thread_row_compares_both_ways_with_all_cores_busy(stubbed):
@@ -44,6 +46,13 @@ def test_the_child_times_a_real_run_in_phases():
     p = proc.phases()
     assert p["granted"] > 0
     assert all(p[k] > 0 for k in ("python_s", "imports_s", "setup_s", "run_s"))
+    assert p["exit_s"] >= 0
+
+
+def test_the_children_write_bytecode_elsewhere_than_the_project():
+    env = proc.child_env()
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["PYTHONPYCACHEPREFIX"] and env is proc.child_env()
 
 
 def test_a_failing_child_is_reported_with_its_last_words():

@@ -45,5 +45,5 @@ def test_one_batch_installs_the_switch_lock_by_lock_would(name, sets, monkeypatc
     for a, b in zip(batch.arrays(), one_by_one.arrays(), strict=True):
         assert (a is None and b is None) or np.array_equal(a, b)
     assert list(batch._table.items()) == list(one_by_one._table.items())
-    assert batch._free == one_by_one._free
+    assert batch.free_rows.tolist() == one_by_one.free_rows.tolist()
     assert np.array_equal(batch._owner, one_by_one._owner)

@@ -49,5 +49,7 @@ def test_the_share_is_set_beside_the_fresh_one_and_the_goal():
     hit = setup_bench.result("m", "simpy", cfg, [phases(0.9)] * 3, [phases(0.1)] * 3)
     assert hit.value == pytest.approx(0.1) and hit.baseline_value == pytest.approx(0.5)
     assert hit.ok and hit.target == setup_bench.TARGET_SHARE and not hit.higher_is_better
+    assert "100 ms with the plan cached" in hit.note and "900 ms made afresh" in hit.note
+    assert "loop 800 ms and results 100 ms" in hit.note
     miss = setup_bench.result("m", "simpy", cfg, [phases(0.9)], [phases(0.2)])
     assert not miss.ok
