@@ -14,13 +14,6 @@ Positions are unsigned, which spares every access numba's check for a negative i
 Both made a pop + push ~20 % cheaper.
 ``cnt[Q_SIZE]`` is the heap's size, ``cnt[Q_SEQ]`` the next sequence number (also the
 count of events ever scheduled) and ``cnt[Q_FREE]`` the free slots left.
-
-The loop takes the earliest event with :func:`take_root`, which leaves the root position
-vacant (``cnt[Q_VACANT]``) rather than refilling it: most events schedule one event, and
-the first :func:`push` while the root is vacant sifts the new event down from the root, one
-pass where a pop's sift-down of the last event and the push's sift-up were two.
-:func:`settle` refills a root no push filled. The order events come out in is the same:
-``(t, seq)`` pairs are distinct, so any valid heap of the same events pops them alike.
 """
 
 from __future__ import annotations
@@ -34,7 +27,6 @@ from sim.fast._fast_jit import fast_jit, fast_jit_inline, inlined
 Q_SIZE = 0
 Q_SEQ = 1
 Q_FREE = 2
-Q_VACANT = 3
 
 
 class Heap(NamedTuple):
@@ -57,7 +49,7 @@ THREE = np.uint64(3)
 
 
 def new_heap(capacity: int) -> Heap:
-    cnt = np.zeros(4, dtype=np.int64)
+    cnt = np.zeros(3, dtype=np.int64)
     cnt[Q_FREE] = capacity
     t = np.zeros(capacity)
     return Heap(t=t, key=t.view(np.int64), seq=np.zeros(capacity, dtype=np.int64),
@@ -93,12 +85,6 @@ def _before(k1: int, q1: int, k2: int, q2: int) -> bool:
 
 
 @fast_jit_inline
-def before_at(hk: np.ndarray, hq: np.ndarray, i: np.uint64, j: np.uint64) -> bool:
-    """Whether the event at heap position ``i`` comes before the one at ``j``."""
-    return _before(hk[i], hq[i], hk[j], hq[j])
-
-
-@fast_jit_inline
 def least_child(hk: np.ndarray, hq: np.ndarray, first: np.uint64, n: np.uint64) -> np.uint64:
     """The position of the earliest of the children ``first ..`` of a node (``n`` = size).
 
@@ -123,31 +109,9 @@ def least_child(hk: np.ndarray, hq: np.ndarray, first: np.uint64, n: np.uint64) 
     return y if _before(hk[y], hq[y], hk[x], hq[x]) else x
 
 
-@fast_jit_inline
-def _sift_down(h: Heap, k: int, q: int, s: int, n: np.uint64) -> None:
-    """Place event ``(k, q)`` in slot ``s`` at the root of a heap of ``n`` positions whose
-    root is free, moving earlier children up."""
-    hk, hq, hs = h.key, h.seq, h.slot
-    i = ZERO
-    while True:
-        child = ARITY * i + ONE
-        if child >= n:
-            break
-        best = least_child(hk, hq, child, n)
-        if _before(k, q, hk[best], hq[best]):
-            break
-        hk[i] = hk[best]
-        hq[i] = hq[best]
-        hs[i] = hs[best]
-        i = best
-    hk[i] = k
-    hq[i] = q
-    hs[i] = s
-
-
 @fast_jit
 def push(h: Heap, t: float, kind: int, a: int, b: int) -> None:
-    """Schedule event ``kind(a, b)`` at ``t`` us (into the root if it is vacant)."""
+    """Schedule event ``kind(a, b)`` at ``t`` us."""
     top = h.cnt[Q_FREE] - 1
     h.cnt[Q_FREE] = top
     s = h.free[top]
@@ -157,14 +121,9 @@ def push(h: Heap, t: float, kind: int, a: int, b: int) -> None:
     h.ev_a[s] = a
     h.ev_b[s] = b
     size = h.cnt[Q_SIZE]
-    hk, hq, hs = h.key, h.seq, h.slot
-    if h.cnt[Q_VACANT]:
-        h.cnt[Q_VACANT] = 0
-        h.t[0] = t
-        _sift_down(h, hk[0], q, s, np.uint64(size))
-        return
     h.cnt[Q_SIZE] = size + 1
     i = np.uint64(size)
+    hk, hq, hs = h.key, h.seq, h.slot
     h.t[i] = t
     k = hk[i]
     while i > ZERO:
@@ -181,35 +140,34 @@ def push(h: Heap, t: float, kind: int, a: int, b: int) -> None:
 
 
 @fast_jit_inline
-def take_root(h: Heap) -> int:
-    """Take the earliest event, leaving the root vacant until the next :func:`push` or
-    :func:`settle`; its slot, whose ``ev_*`` fields stay readable until the next push."""
-    first = h.slot[0]
-    h.free[h.cnt[Q_FREE]] = first
-    h.cnt[Q_FREE] += 1
-    h.cnt[Q_VACANT] = 1
-    return first
-
-
-@fast_jit_inline
-def settle(h: Heap) -> None:
-    """Refill a vacant root with the last event."""
-    if not h.cnt[Q_VACANT]:
-        return
-    h.cnt[Q_VACANT] = 0
-    size = h.cnt[Q_SIZE] - 1
-    h.cnt[Q_SIZE] = size
-    if size > 0:
-        n = np.uint64(size)
-        _sift_down(h, h.key[n], h.seq[n], h.slot[n], n)
-
-
-@fast_jit
 def pop(h: Heap) -> int:
     """Remove the earliest event; its slot, whose ``ev_*`` fields stay readable until the
     next :func:`push`."""
-    first = take_root(h)
-    settle(h)
+    hk, hq, hs = h.key, h.seq, h.slot
+    first = hs[0]
+    h.free[h.cnt[Q_FREE]] = first
+    h.cnt[Q_FREE] += 1
+    size = h.cnt[Q_SIZE] - 1
+    h.cnt[Q_SIZE] = size
+    if size == 0:
+        return first
+    n = np.uint64(size)
+    k, q, s = hk[n], hq[n], hs[n]
+    i = ZERO
+    while True:
+        child = ARITY * i + ONE
+        if child >= n:
+            break
+        best = least_child(hk, hq, child, n)
+        if _before(k, q, hk[best], hq[best]):
+            break
+        hk[i] = hk[best]
+        hq[i] = hq[best]
+        hs[i] = hs[best]
+        i = best
+    hk[i] = k
+    hq[i] = q
+    hs[i] = s
     return first
 
 

@@ -15,7 +15,7 @@ from netlock.lockserver.server_state import CN_DENSE, CN_NFREE
 from sim.fast import client_rows, heap, open_loop_rows, rack_arrays
 from sim.fast._fast_jit import fast_jit, fast_jit_inline, fast_jit_nogil
 from sim.fast.heap import Q_SIZE
-from sim.fast.prefetch import warm_request, warm_switch_slot
+from sim.fast.prefetch import prefetch_row, warm_switch_slot
 from sim.fast.state import (
     E_BEGIN,
     E_BURST,
@@ -94,33 +94,16 @@ def _warm_burst(r: RackArrays, first: int) -> None:
 
 
 @fast_jit_inline
-def _warm_next(r: RackArrays) -> None:
-    """With the root just taken (vacant): fetch the queue slots of the next event's first
-    packets if it is a burst (the earliest of the root's children), and the request row of
-    the one after it (the earliest of that child's children and the root's others)."""
+def _warm_after_next(r: RackArrays) -> None:
+    """Fetch the request row of the event after the next one (the root's earliest child)."""
     h = r.heap
-    n = np.uint64(h.cnt[Q_SIZE])
-    if n < 2:
+    n = h.cnt[Q_SIZE]
+    if n < 5:
         return
-    nxt = heap.least_child(h.key, h.seq, heap.ONE, n)
-    s = h.slot[nxt]
+    best = heap.least_child(h.key, h.seq, heap.ONE, np.uint64(n))
+    s = h.slot[best]
     if h.ev_kind[s] == E_BURST:
-        _warm_burst(r, h.ev_a[s])
-    if n < 6:
-        return
-    other = heap.ONE if nxt != heap.ONE else heap.TWO
-    for j in range(2, 5):
-        k = np.uint64(j)
-        if k != nxt and heap.before_at(h.key, h.seq, k, other):
-            other = k
-    below = heap.ARITY * nxt + heap.ONE
-    if below < n:
-        least = heap.least_child(h.key, h.seq, below, n)
-        if heap.before_at(h.key, h.seq, least, other):
-            other = least
-    s = h.slot[other]
-    if h.ev_kind[s] == E_BURST:
-        warm_request(r.ri, h.ev_a[s])
+        prefetch_row(r.ri, h.ev_a[s])
 
 
 @fast_jit_nogil
@@ -133,11 +116,13 @@ def run(r: RackArrays, until_us: float) -> int:
         now = h.t[0]
         if now >= until_us:
             return DONE
-        slot = heap.take_root(h)
+        slot = heap.pop(h)
         kind = h.ev_kind[slot]
         a = h.ev_a[slot]
         b = h.ev_b[slot]
-        _warm_next(r)
+        if h.cnt[Q_SIZE] > 0 and h.ev_kind[h.slot[0]] == E_BURST:
+            _warm_burst(r, h.ev_a[h.slot[0]])
+        _warm_after_next(r)
         if kind == E_BURST:
             rack_arrays.switch_packets(r, a, now)
         elif kind == E_GRANT:
@@ -176,5 +161,4 @@ def run(r: RackArrays, until_us: float) -> int:
         elif kind == E_QUOTA:
             rack_arrays.reset_quota_window(r)
             heap.push(h, now + r.pf[P_QUOTA_WINDOW], E_QUOTA, 0, 0)
-        heap.settle(h)
     return DONE

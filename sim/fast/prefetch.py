@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -24,7 +23,7 @@ from netlock.dataplane._kernel_jit import JIT_ENABLED
 from netlock.dataplane.registers import R_HEAD, R_TAIL
 from netlock.lockserver import hashmap
 from sim.fast._fast_jit import fast_jit_inline
-from sim.fast.state import CI_PRIORITY, N_RI, RI_CLIENT, RI_LOCK, RI_OP, RackArrays
+from sim.fast.state import CI_PRIORITY, RI_CLIENT, RI_LOCK, RI_OP, RackArrays
 
 TXN_AHEAD = 16
 """How many transactions (and locks) ahead of a client's next one to fetch its batch."""
@@ -67,16 +66,6 @@ else:
     def prefetch_plane_row(arr: object, plane: int, row: int) -> None:
         """Ask for ``arr[plane, row]`` of 3-D ``arr`` (or cell ``arr[plane, row]`` of 2-D
         ``arr``) to be brought into the cache."""
-
-
-@fast_jit_inline
-def warm_request(ri: np.ndarray, h: int) -> None:
-    """Fetch request row ``h``: every cache line it spans (a row is 112 bytes, so it
-    touches two or three 64-byte lines, and an event reads fields all along it; one
-    fetch at its start left the others to miss)."""
-    prefetch_row(ri, h)
-    prefetch_plane_row(ri, h, N_RI // 2)
-    prefetch_plane_row(ri, h, N_RI - 1)
 
 
 @fast_jit_inline

@@ -33,37 +33,6 @@ def test_heap_pops_in_time_then_schedule_order(script):
     assert heap.cnt[fheap.Q_SIZE] == len(model)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 30), min_size=1, max_size=20),
-       st.lists(st.lists(st.integers(0, 30), max_size=3), max_size=100))
-def test_heap_vacant_root_runs_events_in_order(start, events):
-    """As the event loop uses it: take the earliest event (the root left vacant), schedule
-    the event's own events (the first fills the root), settle. Events come out by time,
-    ties in the order they were scheduled, as with pop and push."""
-    heap = fheap.new_heap(4)
-    model: list[tuple[float, int]] = []
-    seq = 0
-    for t in start:
-        heap = fheap.grown_heap(heap, 1)
-        fheap.push(heap, float(t), 0, seq, 0)
-        model.append((float(t), seq))
-        seq += 1
-    for scheduled in events:
-        if not model:
-            break
-        model.sort()
-        now, want = model.pop(0)
-        assert heap.t[0] == now
-        heap = fheap.grown_heap(heap, len(scheduled) + 1)
-        assert heap.ev_a[fheap.take_root(heap)] == want
-        for dt in scheduled:
-            fheap.push(heap, now + dt, 0, seq, 0)
-            model.append((now + dt, seq))
-            seq += 1
-        fheap.settle(heap)
-        assert heap.cnt[fheap.Q_SIZE] == len(model)
-
-
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 10**12), st.integers(0, 10**6)), max_size=300))
 def test_hash_map_agrees_with_a_dict(pairs):
