@@ -107,6 +107,23 @@ and no timeouts, 1.78 M at 0.5 us with 328 (the model: 2.12 M, -14 % and +19 %);
 at think 100 us carries 109 K either way and times out about 2,900 attempts either way, so
 there the long waits themselves (40 contexts queued on one warehouse's rows, each hold over
 100 us) reach the 2 ms timeout, not deadlocks.
+
+Two repairs were tried and measured, and neither is kept. Comonotone waits (a transaction's
+waits taken as caused by the same holder) move tpcc-high at think 0 from -29 % to +7 % with
+jitter 0 but tpcc-low at think 100 us from +9 % to +16 %, a point that holds today. A
+deadlock term (cycles at a rate X^2 K from the trace's pairs of transactions that conflict
+on two or more rows and the simulator's hop model; each costing both contexts the timeout
+plus the mean back-off and catching the contexts that want the stalled rows) counts about
+0.3 cycles per ms where the simulation has about 1 and charges each about 55 context-ms
+where about 16 are measured; it made tpcc-low think 0 at 100K slots and think 10 us at 10K
+hold by those two errors cancelling, and moved the rule of ``servers_needed`` off what the
+simulation confirms. What it leaves out: cycles formed inside a convoy, caught transactions
+timing out while it drains, and the pair's retries meeting again. Jitter's effect on
+tpcc-low at think 0, 100K slots, 20 ms (simulated M rps): 3.93 at 0 us, 2.13 at 0.25, 2.47
+at 0.5, 1.45 at 1 us; 20 ms windows of TPC-C vary by about 15 % between neighbouring points,
+since a few 2 ms stalls decide them. On the sketch generator's NewOrders (up to 90 locks)
+the model is -30 % to +136 % off (tpcc-low think 10 us, 10K slots: +54 % total, +131 %
+switch; 11 of its 24 points measured, the cause not yet found).
 """
 
 from __future__ import annotations

@@ -15,7 +15,10 @@ from sim.plan_check import demand_trace, plan_for, relative_error, simulate_plan
 from tests.sim.helpers import CONFIGS
 
 TOLERANCE = 0.15
-WORKLOADS = ("micro-exclusive", "micro-shared", "micro-contended", "tpcc-low", "tpcc-high")
+WORKLOADS = ("micro-exclusive", "micro-shared", "micro-contended", "tpcc-low", "tpcc-high",
+             "tpcc-low+sketch", "tpcc-high+sketch")
+"""A ``+sketch`` workload is the config with ``workload.generator: sketch`` (the configs'
+own generator is DSLR's)."""
 THINK_US = (0, 10, 100)
 SLOTS = (1000, 3000, 10_000, 100_000)
 SAMPLE = [("micro-exclusive", 10, 10_000), ("micro-contended", 0, 100_000),
@@ -38,7 +41,9 @@ CONVOY_MISS = pytest.mark.xfail(reason="issue 30, open: on DSLR's TPC-C the tran
                                 "jitter makes on the warehouse and district rows, broken only "
                                 "by the 2 ms attempt timeout (planner/closedloop.py; tpcc-low "
                                 "think 0-10 us: +13 % to +39 %; tpcc-high think 0/100 us: -20 "
-                                "% to -29 %)", strict=False)
+                                "% to -29 %); on the sketch generator's NewOrders of up to 90 "
+                                "locks -30 % to +136 % (tpcc-low think 10 us, 10K slots: +54 "
+                                "% total, +131 % switch)", strict=False)
 
 
 def _mark(point: tuple[str, int, int]):
@@ -58,8 +63,10 @@ def _window(workload: str) -> dict[str, float]:
 
 
 def _check(workload: str, think_us: float, slots: int) -> None:
-    cfg = override_config(load_config(CONFIGS / f"{workload}.yaml"), {
-        "workload.think_time_us": think_us, **_window(workload), "sim.engine": "fast"})
+    name, _, generator = workload.partition("+")
+    cfg = override_config(load_config(CONFIGS / f"{name}.yaml"), {
+        "workload.think_time_us": think_us, **_window(workload), "sim.engine": "fast",
+        **({"workload.generator": generator} if generator else {})})
     report = plan_for(cfg, demand_trace(cfg, 100_000), slots)
     assert report.plan.summary.rates.startswith("closed-loop")
     got = simulate_plan(cfg, report, max(report.plan.summary.servers_needed, 1))
