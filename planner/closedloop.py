@@ -129,6 +129,7 @@ switch; 11 of its 24 points measured, the cause not yet found).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -458,16 +459,24 @@ def _server_wait_us(util: float, batch: np.ndarray, queues: int,
     return backlog + np.maximum(fullest - 1, 0.0) * packet_us
 
 
+def fewest_servers(rate_rps: Callable[[int], float], gain: float = SERVER_GAIN,
+                   most: int = 64) -> int:
+    """Issue 30's rule, for every rate model: the smallest lock-server count at which one
+    more server adds less than ``gain`` of ``rate_rps(count)`` (requests/s); ``most`` when
+    none does up to there."""
+    previous = rate_rps(1)
+    for count in range(1, most):
+        following = rate_rps(count + 1)
+        if following < (1 + gain) * previous:
+            return count
+        previous = following
+    return most
+
+
 def servers_needed(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
                    gain: float = SERVER_GAIN, most: int = 64) -> int:
     """The smallest lock-server count at which one more server adds less than ``gain``
     of the rack's throughput, with this allocation (0 when the servers get nothing)."""
     if solve(sample, rack, slots, 1).server_rps <= 0:
         return 0
-    previous = solve(sample, rack, slots, 1).total_rps
-    for count in range(1, most):
-        following = solve(sample, rack, slots, count + 1).total_rps
-        if following < (1 + gain) * previous:
-            return count
-        previous = following
-    return most
+    return fewest_servers(lambda count: solve(sample, rack, slots, count).total_rps, gain, most)

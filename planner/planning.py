@@ -27,7 +27,7 @@ from netlock.plan import (
 )
 from netlock.trace import Trace
 from planner.allocate import POLICIES, allocate, server_load_rps, switch_rate
-from planner.closedloop import SERVER_GAIN, RackTiming, TxnSample, solve
+from planner.closedloop import RackTiming, TxnSample, fewest_servers, solve
 from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
@@ -223,16 +223,12 @@ def _open_loop_plan(trace: Trace, stats: LockStats, slots: np.ndarray,
     (:mod:`planner.openloop`), the lock servers needed by issue 30's rule."""
     clients = options.open_loop
     assert clients is not None
-    previous = open_loop_demand(clients, sample, per_lock, 1)
+    first = open_loop_demand(clients, sample, per_lock, 1)
     needed = 0
-    if previous.server_rps > 0 or previous.total_rps < previous.offered_rps * (1 - 1e-9):
-        needed = MOST_SERVERS
-        for count in range(1, MOST_SERVERS):
-            following = open_loop_demand(clients, sample, per_lock, count + 1)
-            if following.total_rps < (1 + SERVER_GAIN) * previous.total_rps:
-                needed = count
-                break
-            previous = following
+    if first.server_rps > 0 or first.total_rps < first.offered_rps * (1 - 1e-9):
+        needed = fewest_servers(
+            lambda count: open_loop_demand(clients, sample, per_lock, count).total_rps,
+            most=MOST_SERVERS)
     rates = open_loop_demand(clients, sample, per_lock, max(needed, 1))
     scale = rates.total_rps / (len(trace) / trace.duration_s)
     scaled = replace(stats, rate_rps=stats.rate_rps * scale)
@@ -250,15 +246,11 @@ def _one_lock_servers(trace: Trace, options: PlanOptions, sample: TxnSample,
     """Issue 30's rule on the one-lock model: the fewest lock servers at which one more adds
     less than :data:`planner.closedloop.SERVER_GAIN` of throughput (0 when they get
     nothing)."""
-    previous = one_lock_demand(trace, options, sample, per_lock, 1)
-    if previous.served_share <= 0:
+    if one_lock_demand(trace, options, sample, per_lock, 1).served_share <= 0:
         return 0
-    for count in range(1, most):
-        following = one_lock_demand(trace, options, sample, per_lock, count + 1)
-        if following.closed_loop_rps < (1 + SERVER_GAIN) * previous.closed_loop_rps:
-            return count
-        previous = following
-    return most
+    return fewest_servers(
+        lambda count: one_lock_demand(trace, options, sample, per_lock, count).closed_loop_rps,
+        most=most)
 
 
 def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
