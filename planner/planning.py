@@ -214,6 +214,19 @@ def one_lock_demand(trace: Trace, options: PlanOptions, sample: TxnSample,
     return Demand.of(trace, options, _mean_hold_us(trace), sample, per_lock, servers)
 
 
+def _plan_at_model_rates(trace: Trace, stats: LockStats, slots: np.ndarray,
+                         geometry: SwitchGeometry, options: PlanOptions, hold_us: float,
+                         live: Plan | None, digest: str | None, rates: str, total_rps: float,
+                         switch_rps: float, servers: int) -> tuple[Plan, float, LockStats]:
+    """The plan with r_i scaled uniformly from the trace's rate to a rate model's total
+    (requests/s; Algorithm 3's choice does not change), its rates named ``rates``."""
+    scale = total_rps / (len(trace) / trace.duration_s)
+    scaled = replace(stats, rate_rps=stats.rate_rps * scale)
+    plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
+                      rates=rates, rate_scale=scale, servers=servers, switch_rps=switch_rps)
+    return plan, scale, scaled
+
+
 def _open_loop_plan(trace: Trace, stats: LockStats, slots: np.ndarray,
                     geometry: SwitchGeometry, options: PlanOptions, hold_us: float,
                     live: Plan | None, digest: str | None, sample: TxnSample,
@@ -230,11 +243,9 @@ def _open_loop_plan(trace: Trace, stats: LockStats, slots: np.ndarray,
             lambda count: open_loop_demand(clients, sample, per_lock, count).total_rps,
             most=MOST_SERVERS)
     rates = open_loop_demand(clients, sample, per_lock, max(needed, 1))
-    scale = rates.total_rps / (len(trace) / trace.duration_s)
-    scaled = replace(stats, rate_rps=stats.rate_rps * scale)
-    plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
-                      rates="open-loop", rate_scale=scale, servers=needed,
-                      switch_rps=rates.switch_rps)
+    plan, scale, scaled = _plan_at_model_rates(
+        trace, stats, slots, geometry, options, hold_us, live, digest, "open-loop",
+        rates.total_rps, rates.switch_rps, needed)
     said = (f"r_i are scaled by {scale:.3g} to what the open-loop clients get: they offer "
             f"{rates.offered_rps:,.0f} rps, the switch carries {rates.switch_rps:,.0f} and "
             f"the lock servers {rates.server_rps:,.0f} (planner/openloop.py)",)
@@ -269,11 +280,9 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
     needed = model_servers_needed(sample, options.rack, per_lock)
     rates = solve(sample, options.rack, per_lock, needed or options.rack.servers)
     trace_rps = len(trace) / trace.duration_s
-    scale = rates.total_rps / trace_rps
-    scaled = replace(stats, rate_rps=stats.rate_rps * scale)
-    plan = build_plan(scaled, slots, geometry, options, hold_us, live=live, digest=digest,
-                      rates="closed-loop (approx)", rate_scale=scale, servers=needed,
-                      switch_rps=rates.switch_rps)
+    plan, scale, scaled = _plan_at_model_rates(
+        trace, stats, slots, geometry, options, hold_us, live, digest, "closed-loop (approx)",
+        rates.total_rps, rates.switch_rps, needed)
     said = (f"r_i are scaled by {scale:.3g} from the trace's {trace_rps:,.0f} rps to what the "
             f"rack carries: {options.rack.clients} transaction contexts cycling every "
             f"{rates.cycle_us:.3g} us ({rates.wait_us:.3g} us of it waiting for locks; "
