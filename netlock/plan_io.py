@@ -18,9 +18,9 @@ import io
 import math
 from dataclasses import fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import yaml
 
 from netlock import atomic
@@ -35,6 +35,9 @@ from netlock.plan import (
     PlanSummary,
     SwitchEntries,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 INLINE_ROWS = 1000
 _ENTRY_INT_COLUMNS = ("lock_id", "slots", "left", "right", "priority", "contention")
@@ -69,6 +72,8 @@ def plan_to_dict(plan: Plan, entries_file: str | None = None,
 
 
 def entries_frame(entries: SwitchEntries) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame({c: getattr(entries, c) for c in SwitchEntries.COLUMNS})
 
 
@@ -114,6 +119,8 @@ def _side_entries(doc: dict, source: str, base_dir: Path) -> SwitchEntries:
     if want is not None and hashlib.sha256(data).hexdigest() != want.lower():
         raise PlanError(f"{source}: entries_file: {side} is not the side file this plan was "
                         f"saved with (its SHA-256 differs from entries_sha256)")
+    import pandas as pd
+
     try:
         frame = pd.read_parquet(io.BytesIO(data))
     except (OSError, ValueError) as exc:
@@ -122,6 +129,8 @@ def _side_entries(doc: dict, source: str, base_dir: Path) -> SwitchEntries:
 
 
 def _entries_from_frame(frame: pd.DataFrame, source: str) -> SwitchEntries:
+    import pandas as pd
+
     missing = [c for c in ("lock_id", "slots", "left", "right") if c not in frame.columns]
     if missing:
         raise PlanError(f"{source}: entries: missing column {missing[0]!r}")
@@ -196,6 +205,8 @@ def plan_from_dict(doc: object, source: str, base_dir: Path | None = None) -> Pl
         rows = doc.get("entries") or []
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise PlanError(f"{source}: entries: expected a list of mappings")
+        import pandas as pd
+
         frame = pd.DataFrame(rows, columns=None if rows else list(SwitchEntries.COLUMNS))
         entries = _entries_from_frame(frame, source) if rows else SwitchEntries.empty()
     try:

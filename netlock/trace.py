@@ -5,7 +5,8 @@ The format is in docs/formats.md ("Workload trace"): one row per lock request wi
 ``txn_id``, optionally ``tenant`` and ``priority``. The planner reads traces, the simulator
 replays and generates them (:mod:`sim.workloads.tracegen`), the hardware runner replays them.
 
-Files are read in chunks with pyarrow, so memory stays at the few columns planning keeps
+Files are read in chunks with pyarrow (imported by the first read or write: a run that
+replays no trace file never needs it), so memory stays at the few columns planning keeps
 (25 bytes per request). Every chunk is validated before it is kept; the first problem in
 file order becomes one :class:`TraceError` naming the file, the row (0-based data row,
 header excluded) and the column. ``client_id`` and ``txn_id`` are required by the format
@@ -19,23 +20,17 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from netlock import atomic
 from netlock.errors import TraceError
 from netlock.inputs import input_file
 from netlock.packets import EXCLUSIVE, SHARED
 
-# pyarrow's CSV reader would otherwise start a thread watching for Ctrl-C that a process
-# exiting right after a refused trace can still hold: C++ then aborts the exit ("terminate
-# called without an active exception", exit 134). Ctrl-C is the command line's
-# (netlock.cli.interrupt), seen between the reader's blocks of _CSV_BLOCK_BYTES.
-pa.enable_signal_handlers(False)
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 REQUIRED_COLUMNS = ("lock_id", "mode", "t_request", "t_release", "client_id", "txn_id")
 CSV_SUFFIXES = (".csv",)
@@ -88,8 +83,23 @@ def trace_format(path: Path) -> str:
                      f"use .csv or .parquet")
 
 
+def _arrow() -> None:
+    """Import pyarrow (``pa``, ``pacsv``, ``pq``) for this module's readers and writers."""
+    global pa, pacsv, pq
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    # pyarrow's CSV reader would otherwise start a thread watching for Ctrl-C that a process
+    # exiting right after a refused trace can still hold: C++ then aborts the exit
+    # ("terminate called without an active exception", exit 134). Ctrl-C is the command
+    # line's (netlock.cli.interrupt), seen between the reader's blocks of _CSV_BLOCK_BYTES.
+    pa.enable_signal_handlers(False)
+
+
 def read_trace(path: str | Path) -> Trace:
     """Read and validate a whole trace; any problem is a one-line :class:`TraceError`."""
+    _arrow()
     path = Path(path)
     fmt = trace_format(path)
     input_file(path, TraceError, "trace")
@@ -156,6 +166,7 @@ class _Columns:
 def write_trace(columns: dict[str, np.ndarray], path: str | Path) -> None:
     """Write a trace's columns atomically as CSV or Parquet (by extension); ``mode`` codes
     are written as their letters (S / X)."""
+    _arrow()
     path = Path(path)
     fmt = trace_format(path)
     letters = [MODE_LETTERS[code] for code in sorted(MODE_LETTERS)]
@@ -349,6 +360,8 @@ def _numeric(arr: pa.Array, column: str, problems: _Problems) -> np.ndarray:
         problems.check(_nulls(arr), column, "missing value (empty, null or NaN)")
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or \
             pa.types.is_dictionary(arr.type):
+        import pandas as pd
+
         text = arr.cast(pa.string()).to_pandas()
         values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
         unparsable = np.isnan(values) & text.notna().to_numpy() & \

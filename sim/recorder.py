@@ -8,11 +8,14 @@ long run does not hold millions of Python objects.
 from __future__ import annotations
 
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from sim.core.metrics import HANDBACK_DTYPE, TXN_DTYPE, TXN_FIELDS, USE_DTYPE, USE_FIELDS
+from sim.core.rows import HANDBACK_DTYPE, TXN_DTYPE, TXN_FIELDS, USE_DTYPE, USE_FIELDS, Columns
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Recorder:
@@ -62,17 +65,29 @@ class Recorder:
         """Granted requests recorded so far (flushed or not)."""
         return self._uses.rows + len(self._use_rows)
 
-    def requests_frame(self) -> pd.DataFrame:
+    def requests_columns(self) -> Columns:
         """Granted requests (``USE_FIELDS``), typed as ``USE_DTYPE``."""
-        return typed_frame(self._uses.array(), USE_DTYPE)
+        return typed_columns(self._uses.array(), USE_DTYPE)
+
+    def txns_columns(self) -> Columns:
+        """Committed transactions (``TXN_FIELDS``), typed as ``TXN_DTYPE``."""
+        return typed_columns(self._txns.array(), TXN_DTYPE)
+
+    def handbacks_columns(self) -> Columns:
+        """Stale grants, typed as ``HANDBACK_DTYPE``."""
+        return Columns.of_records(np.array(self.handbacks, dtype=HANDBACK_DTYPE))
+
+    def requests_frame(self) -> pd.DataFrame:
+        """:meth:`requests_columns` as a DataFrame."""
+        return self.requests_columns().frame()
 
     def txns_frame(self) -> pd.DataFrame:
-        """Committed transactions (``TXN_FIELDS``), typed as ``TXN_DTYPE``."""
-        return typed_frame(self._txns.array(), TXN_DTYPE)
+        """:meth:`txns_columns` as a DataFrame."""
+        return self.txns_columns().frame()
 
     def handbacks_frame(self) -> pd.DataFrame:
-        """Stale grants, typed as ``HANDBACK_DTYPE``."""
-        return pd.DataFrame(np.array(self.handbacks, dtype=HANDBACK_DTYPE))
+        """:meth:`handbacks_columns` as a DataFrame."""
+        return self.handbacks_columns().frame()
 
 
 class Chunks:
@@ -99,7 +114,7 @@ class Chunks:
         return self._chunks[0]
 
 
-def typed_frame(rows: np.ndarray, dtype: np.dtype) -> pd.DataFrame:
-    """A frame of float64 ``rows`` (one column per field of ``dtype``), typed as ``dtype``."""
-    return pd.DataFrame({name: rows[:, j].astype(dtype[name])
-                         for j, name in enumerate(dtype.names)})
+def typed_columns(rows: np.ndarray, dtype: np.dtype) -> Columns:
+    """The columns of float64 ``rows`` (one per field of ``dtype``), typed as ``dtype``."""
+    return Columns({name: rows[:, j].astype(dtype[name]) for j, name in enumerate(dtype.names)},
+                   len(rows))

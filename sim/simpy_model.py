@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-import pandas as pd
 
 from netlock.config import Config
 from netlock.plan import Plan
@@ -25,6 +24,7 @@ from sim.core.draws import fault_rng
 from sim.core.parts import client_workload, rx_cores_per_client, send_window_phases
 from sim.core.pilot import make_plan, no_plan
 from sim.core.result import Progress
+from sim.core.rows import Columns
 from sim.core.run_spec import run_spec, unanswered_cutoff_us
 from sim.engine import Engine
 from sim.managers.context import ManagerContext
@@ -110,8 +110,8 @@ class Model:
     def granted(self) -> int:
         return self.recorder.granted
 
-    def requests_frame(self) -> pd.DataFrame:
-        return self.recorder.requests_frame()
+    def requests_columns(self) -> Columns:
+        return self.recorder.requests_columns()
 
 
 def build(config: Config, budget: WallBudget | None = None) -> Model:

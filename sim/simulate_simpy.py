@@ -38,13 +38,13 @@ def simulate(config: Config, progress: Progress | None = None,
 def summarise(model: Model, wall_s: float, config: Config | None = None) -> SimResult:
     """The run's result, measured over ``config``'s window (default: the model's)."""
     rec = model.recorder
-    return result_of(config or model.config, rec.requests_frame(), rec.txns_frame(),
+    return result_of(config or model.config, rec.requests_columns(), rec.txns_columns(),
                      engine=ENGINE,
                      wall_s=wall_s, retries=rec.retries, events=model.engine.events,
                      stale_grants=rec.stale_grants, ignored_grants=rec.ignored_grants,
                      hold_us=model.hold_us, plan=model.plan,
                      manager=model.manager.stats(), open_waits=rec.open_waits,
-                     handbacks=rec.handbacks_frame(),
+                     handbacks=rec.handbacks_columns(),
                      one_at_a_time=any(client.sequential for client in model.clients),
                      replay_txns=replay_transactions(model.workload),
                      open_loop=open_loop_counts(model))

@@ -38,9 +38,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from netlock import atomic
 from netlock.config import Config, override_config
@@ -50,6 +48,9 @@ from netlock.inputs import load_json
 from sim.core.budget import require_whole
 from sim.core.result import ENDINGS
 from sim.run_engine import run_engine
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUMMARY_COLUMNS = ("throughput_rps", "tps", "switch_share", "switch_rps", "server_rps",
                    "retries", "violations", "stalled", "granted", "wall_s", "events",
@@ -494,6 +495,8 @@ def _result(future: Any, point: Point) -> dict[str, Any]:
 def results_table(points: list[Point], rows: dict[str, dict[str, Any]],
                   provenance: Provenance | None = None) -> pd.DataFrame:
     """One row per run: the point's id, values, run number, seed, result and provenance."""
+    import pandas as pd
+
     records = [{"point": p.pid, **p.values, "run": p.run, "seed": p.seed, **rows[p.pid],
                 **(provenance.record(p.config) if provenance else {})} for p in points]
     return pd.DataFrame.from_records(records)
@@ -505,6 +508,7 @@ def summarise_runs(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     the runs). One run per point: the runs' table unchanged."""
     if runs.empty or runs["run"].max() == 0:
         return runs.drop(columns="run")
+    import pandas as pd
     from scipy import stats
 
     metrics = [c for c in runs.columns

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Callable
 from functools import cache
 from importlib.util import find_spec
@@ -32,10 +33,39 @@ def _numba() -> ModuleType:
     :func:`jitable` rule made callable from compiled code."""
     import numba
 
+    _blas_check_deferred()
     drop_stale_cache(Path(__file__).resolve().parent, kernel_sources())
     for func in _JITABLE:
         _register_jitable(func)
     return numba
+
+
+def _blas_check_deferred() -> None:
+    """Import ``numba.np.arraymath`` without its BLAS check importing ``scipy.linalg``.
+
+    numba's first compile or cache load imports ``numba.np.arraymath``, whose import asks
+    whether a BLAS is there by importing ``scipy.linalg.cython_blas``: the whole
+    ``scipy.linalg`` package, which imports ``numpy.f2py`` and ``numpy.testing`` (about
+    0.15 CPU s, an eighth of a tiny fast run's; issue 32). Its answer only picks how compiled
+    ``np.correlate``/``np.convolve`` of floats multiply (BLAS or a loop). Here it is
+    answered by whether scipy is installed (what the import finds, without importing it);
+    numba's own check (``ensure_blas``, scipy's integer width) still runs when compiled code
+    first calls a linear-algebra function. Nothing of this project does."""
+    if "numba.np.arraymath" in sys.modules or find_spec("scipy") is None:
+        return
+    from numba.np import linalg
+
+    ensure_blas = linalg.ensure_blas
+    linalg.ensure_blas = _blas_found
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = ensure_blas
+    arraymath.ensure_blas = ensure_blas
+
+
+def _blas_found() -> None:
+    """Stands in for numba's ``ensure_blas`` while ``numba.np.arraymath`` imports."""
 
 
 def _register_jitable(func: Callable) -> None:

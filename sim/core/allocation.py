@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 
 from netlock.config import Config
 from netlock.plan import Plan
@@ -36,6 +35,7 @@ from planner.measure import LockStats, measure
 from planner.offered import closed_loop_rps, handover_us
 from planner.partition import partition_locks
 from planner.planning import PlanOptions, plan_from_stats
+from sim.core.rows import Table, column
 from sim.workloads import workload_from_config
 from sim.workloads.base import TxnBatch, WorkloadGenerator
 from sim.workloads.factory import make_workload
@@ -122,14 +122,14 @@ class Warmup:
     clients: np.ndarray
 
 
-def trace_from_uses(requests: pd.DataFrame, priorities: list[int]) -> Warmup:
+def trace_from_uses(requests: Table, priorities: list[int]) -> Warmup:
     """The trace of a warm-up run: each granted request from when it was made to when its
-    client stopped using the lock (``Recorder.requests_frame`` rows, times in us)."""
-    made = (requests["t_us"] - requests["latency_us"]).to_numpy() * 1e-6
-    ended = requests["end_us"].to_numpy() * 1e-6
-    clients = requests["client"].to_numpy(np.int64)
-    trace = Trace(source="warm-up run", lock_id=requests["lock"].to_numpy(np.int64),
-                  mode=requests["mode"].to_numpy(np.int8), t_request=made,
+    client stopped using the lock (``Recorder.requests_columns`` rows, times in us)."""
+    made = (column(requests, "t_us") - column(requests, "latency_us")) * 1e-6
+    ended = column(requests, "end_us") * 1e-6
+    clients = column(requests, "client").astype(np.int64)
+    trace = Trace(source="warm-up run", lock_id=column(requests, "lock").astype(np.int64),
+                  mode=column(requests, "mode").astype(np.int8), t_request=made,
                   t_release=np.maximum(ended, made),
                   priority=np.asarray(priorities, dtype=np.int64)[clients])
     return Warmup(trace, clients)

@@ -11,10 +11,9 @@ live in :mod:`sim.core.rows` (without pandas) and are named here too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from netlock.plan import PlanSummary, servers_needed
 from sim.core.rows import HANDBACK_DTYPE as HANDBACK_DTYPE
@@ -22,6 +21,10 @@ from sim.core.rows import TXN_DTYPE as TXN_DTYPE
 from sim.core.rows import TXN_FIELDS as TXN_FIELDS
 from sim.core.rows import USE_DTYPE as USE_DTYPE
 from sim.core.rows import USE_FIELDS as USE_FIELDS
+from sim.core.rows import Table, column
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -51,15 +54,17 @@ def in_window(frame: pd.DataFrame, start_us: float, end_us: float) -> pd.DataFra
     return frame[(t >= start_us) & (t < end_us)]
 
 
-def timeseries(requests: pd.DataFrame, txns: pd.DataFrame, end_us: float,
+def timeseries(requests: Table, txns: Table, end_us: float,
                bin_us: float, tenants: list[int]) -> pd.DataFrame:
     """Granted requests/s and transactions/s per tenant in bins of ``bin_us`` from time 0."""
+    import pandas as pd
+
     n_bins = max(1, int(np.ceil(end_us / bin_us - 1e-9)))
     edges = np.arange(n_bins + 1) * bin_us
     rows = []
     for tenant in tenants:
-        req_t = requests["t_us"].to_numpy()[requests["tenant"].to_numpy() == tenant]
-        txn_t = txns["t_us"].to_numpy()[txns["tenant"].to_numpy() == tenant]
+        req_t = column(requests, "t_us")[column(requests, "tenant") == tenant]
+        txn_t = column(txns, "t_us")[column(txns, "tenant") == tenant]
         req_counts = np.histogram(req_t, bins=edges)[0]
         txn_counts = np.histogram(txn_t, bins=edges)[0]
         rows.append(pd.DataFrame({

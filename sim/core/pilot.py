@@ -21,7 +21,6 @@ from functools import cache
 from typing import Protocol
 
 import numpy as np
-import pandas as pd
 
 from netlock.config import Config
 from netlock.errors import ConfigError
@@ -31,6 +30,7 @@ from sim.core import plan_cache
 from sim.core.allocation import Partition, Warmup, plan_from_trace, trace_from_uses
 from sim.core.budget import WallBudget, WallBudgetSpent
 from sim.core.parts import client_workload
+from sim.core.rows import Columns
 from sim.core.run_spec import RunSpec
 from sim.workloads.tracegen import warmup_trace
 
@@ -55,7 +55,7 @@ class PilotRun(Protocol):
 
     def advance(self, until_us: float) -> None: ...
 
-    def requests_frame(self) -> pd.DataFrame: ...
+    def requests_columns(self) -> Columns: ...
 
 
 StartPilot = Callable[[Plan, Partition, object], PilotRun]
@@ -151,7 +151,7 @@ def pilot_trace(config: Config, synthetic: Callable[[], Warmup], spec: RunSpec,
            and until < PILOT_MAX_US):
         until += PILOT_STEP_US
         _advance(pilot, until - PILOT_STEP_US, until, budget)
-    requests = pilot.requests_frame()
+    requests = pilot.requests_columns()
     trace = trace_from_uses(requests, list(spec.priorities)) if len(requests) else synthetic()
     _PILOTS[engine] = (key, trace)
     return trace

@@ -5,7 +5,10 @@ The run lasts ``sim.warmup_s`` and then the measured ``sim.duration_s``; measure
 time series the whole run. The result holds pandas DataFrames (granted requests, committed
 transactions, throughput over time per tenant) and the summary that ``netlock sim --json``
 prints (docs/formats.md, "Simulation result"). Each engine hands :func:`result_of` the
-tables it recorded (:mod:`sim.core.metrics`) and its counters.
+tables it recorded (:mod:`sim.core.metrics`) as numpy columns (:class:`sim.core.rows.Columns`)
+and its counters. The summary is computed from the columns; the DataFrames are made when
+first read (or written): pandas and pyarrow are not imported by a run reported by its
+summary alone (issue 32).
 """
 
 from __future__ import annotations
@@ -17,12 +20,11 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from netlock import atomic
 from netlock.config import Config
@@ -30,22 +32,56 @@ from netlock.errors import OutputError
 from netlock.plan import Plan
 from sim.core.liveness import count_stalled
 from sim.core.metrics import Latency, plan_predicted, timeseries
+from sim.core.rows import Columns, Table, column
 from sim.core.run_spec import stall_bound_us, unanswered_cutoff_us
 from sim.core.safety import count_violations
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Progress = Callable[[float, float], None]
 """``progress(now_us, end_us)``: how far a run has come, in simulated microseconds."""
 
 
-@dataclass
 class SimResult:
-    """A finished run: the summary (JSON contract) and its tables."""
+    """A finished run: the summary (JSON contract) and its tables, DataFrames made from the
+    recorded columns when first read (``requests``, ``txns``, ``timeseries``)."""
 
-    summary: dict[str, Any]
-    requests: pd.DataFrame
-    txns: pd.DataFrame
-    timeseries: pd.DataFrame
-    config: dict[str, Any] = field(repr=False)
+    def __init__(self, summary: dict[str, Any], requests: Table, txns: Table,
+                 timeseries: pd.DataFrame | Callable[[], pd.DataFrame],
+                 config: dict[str, Any]) -> None:
+        """``requests``, ``txns``: DataFrames or their :class:`Columns`; ``timeseries``: a
+        DataFrame or what makes it."""
+        self.summary = summary
+        self.config = config
+        self._requests = requests
+        self._txns = txns
+        self._timeseries = timeseries
+
+    def __repr__(self) -> str:
+        return f"SimResult(summary={self.summary!r})"
+
+    @property
+    def requests(self) -> pd.DataFrame:
+        """Granted requests, one row each (``sim.core.rows.USE_FIELDS``)."""
+        if isinstance(self._requests, Columns):
+            self._requests = self._requests.frame()
+        return self._requests
+
+    @property
+    def txns(self) -> pd.DataFrame:
+        """Committed transactions, one row each (``sim.core.rows.TXN_FIELDS``)."""
+        if isinstance(self._txns, Columns):
+            self._txns = self._txns.frame()
+        return self._txns
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        """Granted requests/s and transactions/s per tenant over time
+        (:func:`sim.core.metrics.timeseries`)."""
+        if callable(self._timeseries):
+            self._timeseries = self._timeseries()
+        return self._timeseries
 
     def to_json(self) -> dict[str, Any]:
         return self.summary
@@ -120,11 +156,11 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine: str,
+def result_of(cfg: Config, requests: Table, txns: Table, *, engine: str,
               wall_s: float, retries: int, events: int, stale_grants: int,
               ignored_grants: int, hold_us: float, plan: Plan, manager: dict[str, Any],
               open_waits: list[tuple[int, float, float]],
-              handbacks: pd.DataFrame, one_at_a_time: bool = False,
+              handbacks: Table, one_at_a_time: bool = False,
               replay_txns: int | None = None,
               open_loop: tuple[float, int, int] = (-math.inf, 0, 0)) -> SimResult:
     """A finished run's result from its recorded requests and transactions (every engine's
@@ -146,22 +182,23 @@ def result_of(cfg: Config, requests: pd.DataFrame, txns: pd.DataFrame, *, engine
                 else max(end_us - start_us, 0.0) / 1e6)
     span_s = window_s if window_s > 0 else math.inf
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="netlock-safety") as pool:
-        checked = pool.submit(count_violations, requests["lock"].to_numpy(),
-                              requests["mode"].to_numpy(), requests["t_us"].to_numpy(),
-                              requests["end_us"].to_numpy())
+        checked = pool.submit(count_violations, column(requests, "lock"),
+                              column(requests, "mode"), column(requests, "t_us"),
+                              column(requests, "end_us"))
         req_in = window_mask(requests, start_us, end_us)
         txn_in = window_mask(txns, start_us, end_us)
-        req_tenant = requests["tenant"].to_numpy()[req_in]
-        txn_tenant = txns["tenant"].to_numpy()[txn_in]
+        req_tenant = column(requests, "tenant")[req_in]
+        txn_tenant = column(txns, "tenant")[txn_in]
         stalled = stalled_waits(requests, open_waits, handbacks, stall_bound_us(cfg),
                                 outages(cfg), one_at_a_time)
         never = unanswered(cfg, requests, *open_loop)
         granted = len(req_tenant)
-        by_switch = int(np.count_nonzero(requests["source"].to_numpy()[req_in] == 0))
+        by_switch = int(np.count_nonzero(column(requests, "source")[req_in] == 0))
         tenants = sorted({t.id for t in cfg.tenants})
-        series = timeseries(requests, txns, end_us, cfg.sim.timeseries_bin_s * 1e6, tenants)
-        latency = Latency.of(requests["latency_us"].to_numpy()[req_in]).to_dict()
-        txn_latency = Latency.of(txns["latency_us"].to_numpy()[txn_in]).to_dict()
+        series = partial(timeseries, requests, txns, end_us, cfg.sim.timeseries_bin_s * 1e6,
+                         tenants)
+        latency = Latency.of(column(requests, "latency_us")[req_in]).to_dict()
+        txn_latency = Latency.of(column(txns, "latency_us")[txn_in]).to_dict()
         violations = checked.result()
     summary: dict[str, Any] = {
         "engine": engine,
@@ -201,14 +238,14 @@ ENDINGS = ("duration", "trace")
 """Why a run's measured window ends (a summary's ``ended``): :func:`run_end`."""
 
 
-def run_end(cfg: Config, txns: pd.DataFrame, replay_txns: int | None) -> tuple[float, str]:
+def run_end(cfg: Config, txns: Table, replay_txns: int | None) -> tuple[float, str]:
     """Where the run's measured window ends (us) and why: at ``sim.end_s`` (``duration``),
     or, for a timed trace replay whose every transaction (``replay_txns`` in all) committed
     before it, just after the last commit (``trace``: the trace is exhausted, nothing is
     left to run)."""
     end_us = cfg.sim.end_s * 1e6
     if replay_txns is not None and len(txns) and len(txns) >= replay_txns:
-        last = float(np.nextafter(txns["t_us"].max(), np.inf))
+        last = float(np.nextafter(column(txns, "t_us").max(), np.inf))
         if last < end_us:
             return last, "trace"
     return end_us, "duration"
@@ -226,8 +263,8 @@ def outages(cfg: Config) -> tuple[tuple[float, float], ...]:
     return tuple(windows)
 
 
-def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, float]],
-                  handbacks: pd.DataFrame, bound_us: float,
+def stalled_waits(requests: Table, open_waits: list[tuple[int, float, float]],
+                  handbacks: Table, bound_us: float,
                   excused: tuple[tuple[float, float], ...] = (),
                   one_at_a_time: bool = False) -> int:
     """Waits for a lock that saw it idle for longer than ``bound_us`` (:mod:`sim.core.liveness`):
@@ -245,10 +282,10 @@ def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, flo
     Only waits longer than the bound can stall (as :func:`count_stalled` says), so they and
     the uses of their locks are picked here before anything is copied: a run's tens of
     millions of requests are not concatenated for the few waits that matter."""
-    lock = requests["lock"].to_numpy()
-    start = requests["t_us"].to_numpy()
-    asked = (start - requests["latency_us"].to_numpy() if one_at_a_time
-             else requests["asked_us"].to_numpy())
+    lock = column(requests, "lock")
+    start = column(requests, "t_us")
+    asked = (start - column(requests, "latency_us") if one_at_a_time
+             else column(requests, "asked_us"))
     waits = np.asarray(open_waits, dtype=np.float64).reshape(-1, 3)
     long = np.flatnonzero(start - asked > bound_us)
     open_long = np.flatnonzero(waits[:, 2] - waits[:, 1] > bound_us)
@@ -256,17 +293,17 @@ def stalled_waits(requests: pd.DataFrame, open_waits: list[tuple[int, float, flo
         return 0
     wait_lock = np.concatenate([lock[long], waits[open_long, 0].astype(np.int64)])
     used = np.isin(lock, wait_lock)
-    back_lock = handbacks["lock"].to_numpy().astype(np.int64)
-    back_t = handbacks["t_us"].to_numpy().astype(np.float64)
+    back_lock = column(handbacks, "lock").astype(np.int64)
+    back_t = column(handbacks, "t_us").astype(np.float64)
     backed = np.isin(back_lock, wait_lock)
     return count_stalled(np.concatenate([lock[used], back_lock[backed]]),
                          np.concatenate([start[used], back_t[backed]]),
-                         np.concatenate([requests["end_us"].to_numpy()[used], back_t[backed]]),
+                         np.concatenate([column(requests, "end_us")[used], back_t[backed]]),
                          wait_lock, np.concatenate([asked[long], waits[open_long, 1]]),
                          np.concatenate([start[long], waits[open_long, 2]]), bound_us, excused)
 
 
-def unanswered(cfg: Config, requests: pd.DataFrame, cutoff_us: float, sent: int,
+def unanswered(cfg: Config, requests: Table, cutoff_us: float, sent: int,
                dropped: int) -> int:
     """Open-loop acquires sent before ``cutoff_us`` (``sent`` of them) that no grant
     answered by the run's end, a stall bound later at least: neither granted (``asked_us``
@@ -278,14 +315,14 @@ def unanswered(cfg: Config, requests: pd.DataFrame, cutoff_us: float, sent: int,
     engine's (a run stopped early: its latest requests are merely in flight)."""
     if cutoff_us == -math.inf or unanswered_cutoff_us(cfg) < cutoff_us:
         return 0
-    granted = int(np.count_nonzero(requests["asked_us"].to_numpy() < cutoff_us))
+    granted = int(np.count_nonzero(column(requests, "asked_us") < cutoff_us))
     return max(sent - dropped - granted, 0)
 
 
-def window_mask(frame: pd.DataFrame, start_us: float, end_us: float) -> np.ndarray:
+def window_mask(frame: Table, start_us: float, end_us: float) -> np.ndarray:
     """Which rows have ``start_us <= t_us < end_us`` (:func:`sim.core.metrics.in_window`'s
     rows, without copying every column of them: the summary reads a few)."""
-    t = frame["t_us"].to_numpy()
+    t = column(frame, "t_us")
     return (t >= start_us) & (t < end_us)
 
 

@@ -16,9 +16,9 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from netlock.client import BURST_US, SEND_WINDOW_US
 from netlock.config import Config
@@ -34,7 +34,6 @@ from netlock.txn_context import next_send
 from sim.core.ahead import DrawAhead, Worker
 from sim.core.allocation import CoarseWorkload, Partition
 from sim.core.draws import BLOCK, draw_faults, draw_hops, fault_rng
-from sim.core.metrics import HANDBACK_DTYPE, TXN_DTYPE, USE_DTYPE
 from sim.core.parts import (
     client_workload,
     nic_shares_rps,
@@ -42,6 +41,7 @@ from sim.core.parts import (
     send_window_phases,
     switch_dataplane,
 )
+from sim.core.rows import HANDBACK_DTYPE, TXN_DTYPE, USE_DTYPE, Columns
 from sim.core.run_spec import RunSpec, run_spec, unanswered_cutoff_us
 from sim.fast import chunks, client_rows
 from sim.fast import heap as fheap
@@ -121,6 +121,9 @@ from sim.fast.state import (
     txn_batch,
 )
 from sim.workloads import TxnBatch, WorkloadGenerator
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HOP_BLOCKS = 32
 """Hop delays kept drawn ahead, in blocks of ``sim.core.draws.BLOCK``."""
@@ -267,7 +270,7 @@ class FastModel:
         if fresh:
             self.rack = r._replace(**fresh)
 
-    def _frame(self, done: list[np.ndarray], current: np.ndarray, k: int) -> pd.DataFrame:
+    def _columns(self, done: list[np.ndarray], current: np.ndarray, k: int) -> Columns:
         """Every row of a recorder table, copied (results never point into a chunk), one
         contiguous column per field. Chunk by chunk, each chunk's fields one after the
         other while it is in the CPU's cache: field by field over all chunks read the whole
@@ -283,7 +286,7 @@ class FastModel:
             later = pool.submit(copy_rows, parts[half:], at[half], columns)
             copy_rows(parts[:half], 0, columns)
             later.result()
-        return pd.DataFrame(columns, copy=False)
+        return Columns(columns, at[-1])
 
     @property
     def granted(self) -> int:
@@ -350,18 +353,28 @@ class FastModel:
 
     # --- results ------------------------------------------------------------------------------
 
+    def requests_columns(self) -> Columns:
+        """Granted requests, typed as :meth:`sim.recorder.Recorder.requests_columns` types
+        them."""
+        return self._columns(self.use_chunks, self.rack.uses, K_USES)
+
+    def txns_columns(self) -> Columns:
+        """Committed transactions, typed as :meth:`sim.recorder.Recorder.txns_columns` types
+        them."""
+        return self._columns(self.txn_chunks, self.rack.txns, K_TXNS)
+
+    def handbacks_columns(self) -> Columns:
+        """Stale grants, typed as :meth:`sim.recorder.Recorder.handbacks_columns` types
+        them."""
+        return self._columns(self.handback_chunks, self.rack.handbacks, K_HANDBACKS)
+
     def requests_frame(self) -> pd.DataFrame:
-        """Granted requests, typed as :meth:`sim.recorder.Recorder.requests_frame` types them."""
-        return self._frame(self.use_chunks, self.rack.uses, K_USES)
+        """:meth:`requests_columns` as a DataFrame."""
+        return self.requests_columns().frame()
 
     def txns_frame(self) -> pd.DataFrame:
-        """Committed transactions, typed as :meth:`sim.recorder.Recorder.txns_frame` types
-        them."""
-        return self._frame(self.txn_chunks, self.rack.txns, K_TXNS)
-
-    def handbacks_frame(self) -> pd.DataFrame:
-        """Stale grants, typed as :meth:`sim.recorder.Recorder.handbacks_frame` types them."""
-        return self._frame(self.handback_chunks, self.rack.handbacks, K_HANDBACKS)
+        """:meth:`txns_columns` as a DataFrame."""
+        return self.txns_columns().frame()
 
 
 def copy_rows(parts: list[np.ndarray], at: int, columns: dict[str, np.ndarray]) -> None:

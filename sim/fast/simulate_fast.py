@@ -117,13 +117,13 @@ def summarise(model: FastModel, wall_s: float, config: Config | None = None) -> 
         "copied_packets": int(r.cnt[K_COPIES]),
         "reordered_packets": int(r.cnt[K_REORDERED]),
     }
-    return result_of(config or model.config, model.requests_frame(), model.txns_frame(),
+    return result_of(config or model.config, model.requests_columns(), model.txns_columns(),
                      engine=ENGINE,
                      wall_s=wall_s, retries=int(r.cnt[K_RETRIES]),
                      events=int(r.heap.cnt[Q_SEQ]), stale_grants=int(r.cnt[K_STALE]),
                      ignored_grants=int(r.cnt[K_IGNORED]),
                      hold_us=model.hold_us, plan=model.plan, manager=manager,
-                     open_waits=model.open_waits, handbacks=model.handbacks_frame(),
+                     open_waits=model.open_waits, handbacks=model.handbacks_columns(),
                      replay_txns=replay_transactions(model.workload),
                      open_loop=(float(r.pf[P_OL_CUTOFF]), int(r.cnt[K_OL_SENT]),
                                 int(r.cnt[K_OL_DROPPED])))

@@ -16,13 +16,16 @@ they run out, so the trace says what is locked together and the model says how f
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from netlock.errors import TraceError
 from netlock.trace import read_trace, trace_format
 from sim.workloads.base import TxnBatch, as_client_ids
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NONE_LEFT = np.inf
 """The start of a client's transaction past its last one: never."""
@@ -78,6 +81,8 @@ class TraceWorkload:
                   round_trip_us: float | None = None) -> TraceWorkload:
         """The trace at ``path`` for ``clients`` clients: a timed replay whose holds leave out
         a ``round_trip_us`` round trip (:func:`replay_timing`), or with None a loop."""
+        import pandas as pd
+
         trace = read_trace(path)
         columns = ["client_id", "txn_id"]
         if trace_format(Path(path)) == "csv":
@@ -191,6 +196,8 @@ def id_column(frame: pd.DataFrame, column: str, path: str | Path) -> np.ndarray:
     """``frame[column]`` as int64 ids, or a TraceError naming the file, row (0-based data
     row, as :mod:`netlock.trace` counts) and field of the first value that is not a whole
     number in [0, 2^53]."""
+    import pandas as pd
+
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(np.float64)
     bad = ~(np.isfinite(values) & (values >= 0) & (values <= MAX_ID)
             & (values == np.floor(values)))
