@@ -104,7 +104,10 @@ class SwitchDataPlane(SwitchCounters):
         self.ctl[C_QUOTA_POLICY] = QUOTA_POLICIES[quota_policy]
         self.ctl[C_RELEASE_CHECK] = RELEASE_CHECKS[release_check]
         self.trace: np.ndarray | None = self.ctl if self.ctl[C_TRACE_ON] else None
-        self.out = np.zeros((2 * geometry.total_slots + 2, N_OUT_COLS), dtype=np.int64)
+        # Not cleared: a kernel writes each action row it returns whole (kernels._emit) and
+        # callers read only those rows. Clearing its 19 MB (the paper's geometry) was most of
+        # a switch's construction in a process that had freed an earlier one (issue 32).
+        self.out = np.empty((2 * geometry.total_slots + 2, N_OUT_COLS), dtype=np.int64)
         self.expired_total = 0
         self.last_expired = 0
         self._rebuild_table()

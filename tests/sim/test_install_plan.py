@@ -42,7 +42,7 @@ def test_one_batch_installs_the_switch_lock_by_lock_would(name, sets, monkeypatc
         one_by_one.install(*row)
     assert one_by_one.ctl[C_PASS] == len(entries.lock_id) and batch.ctl[C_PASS] == 0
     one_by_one.ctl[C_PASS] = 0
-    for a, b in zip(batch.arrays(), one_by_one.arrays(), strict=True):
+    for a, b in zip(batch.arrays()[:-1], one_by_one.arrays()[:-1], strict=True):  # not `out`
         assert (a is None and b is None) or np.array_equal(a, b)
     assert list(batch._table.items()) == list(one_by_one._table.items())
     assert batch.free_rows.tolist() == one_by_one.free_rows.tolist()
