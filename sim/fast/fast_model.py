@@ -24,6 +24,7 @@ from netlock.client import BURST_US, SEND_WINDOW_US
 from netlock.config import Config
 from netlock.config.derived import most_locks_per_txn
 from netlock.dataplane import SwitchDataPlane
+from netlock.dataplane.registers import L_LOCK_ID
 from netlock.errors import ConfigError
 from netlock.lockserver import txburst
 from netlock.lockserver.hashmap import build_map
@@ -491,14 +492,16 @@ def switch_arrays(config: Config, plan: Plan, n_locks: int) -> dict[str, np.ndar
     """The switch's registers with the plan installed, and its lock table: an array for lock
     ids below ``DENSE_TABLE``, a hash map for the others."""
     dp = new_switch(config, plan)
-    resident = np.array(dp.resident_locks, dtype=np.int64)
-    index = dp.lock_indices(resident)
+    locks, regions, slots, tenants, ctl, _trace, out = dp.arrays()
+    rows = np.flatnonzero(locks[:, L_LOCK_ID] >= 0)
+    ids = locks[rows, L_LOCK_ID]
+    by_id = np.argsort(ids)
+    resident, index = ids[by_id], rows[by_id]
     dense = min(n_locks, DENSE_TABLE)
     table_dense = np.full(dense, -1, dtype=np.int64)
     low = resident < dense
     table_dense[resident[low]] = index[low]
     table_keys, table_values = build_map(resident[~low], index[~low])
-    locks, regions, slots, tenants, ctl, _trace, out = dp.arrays()
     return {"sw_locks": locks, "sw_regions": regions, "sw_slots": slots, "sw_tenants": tenants,
             "sw_ctl": ctl, "sw_out": out, "table_dense": table_dense,
             "table_keys": table_keys, "table_values": table_values, "sw_f": np.zeros(1),
