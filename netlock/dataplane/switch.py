@@ -123,6 +123,11 @@ class SwitchDataPlane(SwitchCounters):
         """The lock table match: the lock's index, or -1 when the switch does not own it."""
         return self._table.get(lock_id, -1)
 
+    def lock_indices_by_id(self) -> dict[int, int]:
+        """The lock table as a dict (lock id -> index) of its own, for a caller that looks
+        locks up from Python many times (the simpy engine's pipeline)."""
+        return dict(self._table)
+
     def lock_index_array(self, size: int) -> np.ndarray:
         """Dense lock table for lock ids ``0..size-1`` (int64, -1 = not in the switch)."""
         table = np.full(size, -1, dtype=np.int64)

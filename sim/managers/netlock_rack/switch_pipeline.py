@@ -115,8 +115,7 @@ class SwitchNode:
 
     def refresh_table(self) -> None:
         """Re-read the lock table (after the control plane changed it)."""
-        dp = self.dp
-        self.table = {lock: dp.lock_index(lock) for lock in dp.resident_locks}
+        self.table = self.dp.lock_indices_by_id()
 
     def index(self, lock: int) -> int:
         return self.table.get(lock, -1)
