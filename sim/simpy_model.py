@@ -19,7 +19,7 @@ from netlock.plan import Plan
 from sim.client_inputs import ClientParams, SimpyRack, client_machines
 from sim.clients import Client, make_clients
 from sim.core.allocation import Partition
-from sim.core.budget import WallBudget
+from sim.core.budget import WallBudget, stop_boundary_us
 from sim.core.draws import fault_rng
 from sim.core.parts import client_workload, rx_cores_per_client, send_window_phases
 from sim.core.pilot import make_plan, no_plan
@@ -90,7 +90,7 @@ class Model:
         try:
             t = self.engine.now
             while t < until_us:
-                t = min(t + FLUSH_EVERY_US, until_us)
+                t = min(stop_boundary_us(t + FLUSH_EVERY_US), until_us)
                 self.engine.run(t)
                 self.recorder.flush()
                 if progress is not None:

@@ -38,6 +38,22 @@ class WallBudget:
         return time.monotonic() - self.started >= self.max_wall_s
 
 
+def stop_boundary_us(t_us: float) -> float:
+    """A step boundary near ``t_us`` (us) that its own seconds form maps back to exactly:
+    ``(b / 1e6) * 1e6 == b``. A run stopped at ``b`` reports ``reached_s = b / 1e6``, and
+    the run planned to end there (``sim.duration_s`` = reached_s, no warm-up) ends at
+    ``reached_s * 1e6``, the same instant, so events due at the boundary itself (the lock
+    servers' drain ticks fall on multiples of ``tx_drain_us``) are on the same side in
+    both. One rounding step reaches the fixed point; the loop is the guard."""
+    b = t_us
+    for _ in range(4):
+        back = (b / 1e6) * 1e6
+        if back == b:
+            break
+        b = back
+    return b
+
+
 def check_max_wall_s(value: float | None) -> None:
     """Refuse a budget that is not a finite number of seconds > 0 (one line, exit 2)."""
     if value is not None and not (0.0 < value < float("inf")):

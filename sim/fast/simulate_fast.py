@@ -20,7 +20,7 @@ from netlock.lockserver.request_path import SV_BUSY_US, SV_PACKETS, SV_RX_DROPS
 from netlock.lockserver.server_state import CN_EXPIRED
 from netlock.plan import Plan
 from sim.core.allocation import Partition
-from sim.core.budget import WallBudget, incomplete, stopped_config
+from sim.core.budget import WallBudget, incomplete, stop_boundary_us, stopped_config
 from sim.core.pilot import make_plan
 from sim.core.result import Progress, SimResult, result_of
 from sim.core.run_spec import run_spec
@@ -71,7 +71,7 @@ def simulate_fast(config: Config, plan: Plan | None = None,
         model.advance(end_us)
     else:
         for step in range(1, steps + 1):
-            now_us = end_us if step == steps else end_us * step / steps
+            now_us = end_us if step == steps else stop_boundary_us(end_us * step / steps)
             model.advance(now_us)
             if progress is not None:
                 progress(now_us, end_us)

@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from netlock.cli.app import app
 from netlock.config import load_config, override_config
+from sim.core.budget import WallBudget, stop_boundary_us
 from sim.run_engine import run_engine
 from tests.config.config_helpers import CONFIGS
 
@@ -99,3 +102,50 @@ def test_a_budget_that_is_not_seconds_is_refused(command, value):
     assert result.exit_code == 2, result.output
     assert result.stderr.strip() == (f"netlock: error: --max-wall-s: must be a number of "
                                      f"seconds > 0, got {float(value)}")
+
+
+class _StopAt(WallBudget):
+    """A budget spent once the run's progress has reached ``at_us`` (deterministic, unlike
+    the wall clock)."""
+
+    def __init__(self, at_us: float) -> None:
+        super().__init__(max_wall_s=1e9)
+        object.__setattr__(self, "at_us", at_us)
+        object.__setattr__(self, "reached", False)
+
+    def progress(self, now_us: float, end_us: float) -> None:
+        if now_us >= self.at_us - 1.0:
+            object.__setattr__(self, "reached", True)
+
+    def spent(self) -> bool:
+        return self.reached
+
+
+@pytest.mark.parametrize(("engine", "at_us"), [("simpy", 7_900.0), ("fast", 2_007_000.0)])
+def test_a_stop_on_a_drain_tick_is_the_shorter_run_it_reached(engine, at_us):
+    """Stops at boundaries whose seconds form does not map back to the same float
+    (7.9 ms as the simpy engine's 100 us steps add up, 2.007 s of the fast engine's 1 ms
+    steps) and fall on the lock servers' 10 us drain ticks: the events due there are on
+    the same side in the stopped run and in the run planned to end where it stopped."""
+    from sim.fast.simulate_fast import simulate_fast
+    from sim.simulate_simpy import simulate
+
+    cfg = override_config(load_config(MICRO), {"sim.warmup_s": 0.0, "sim.duration_s": 60.0,
+                                               "workload.clients": 4, "sim.engine": engine})
+    budget = _StopAt(at_us)
+    if engine == "fast":
+        stopped = simulate_fast(cfg, progress=budget.progress, budget=budget).summary
+    else:
+        stopped = simulate(cfg, budget.progress, budget).summary
+    reached = stopped["incomplete"]["reached_s"]
+    assert reached * 1e6 == pytest.approx(at_us)
+    whole = run_engine(override_config(cfg, {"sim.duration_s": reached}), engine).summary
+    for key in ("granted", "tps", "retries", "violations", "stalled", "events"):
+        assert stopped[key] == whole[key], key
+
+
+@given(st.floats(min_value=0.0, max_value=3.6e9, allow_nan=False))
+def test_a_stop_boundary_maps_back_from_its_seconds(t_us):
+    b = stop_boundary_us(t_us)
+    assert (b / 1e6) * 1e6 == b
+    assert b == pytest.approx(t_us, rel=1e-12, abs=1e-9)
