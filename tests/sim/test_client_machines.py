@@ -85,9 +85,10 @@ def steady(name: str, duration_s: float, window_s: float, rel: float = 0.10) -> 
 @pytest.mark.parametrize("name", ["tpcc-low", "tpcc-high"])
 def test_tpcc_throughput_does_not_decay_with_run_length(name):
     """The issue measured 8,333 -> 3,348 TPS from 0.05 s to 1 s of tpcc-low. On DSLR's
-    TPC-C a 15 ms window's TPS moves by about 12 % from window to window (deadlocked
-    attempts wait out the 2 ms timeout), so the short run allows 25 %; the slow tier's
-    simulated second keeps 10 % over 0.2 s windows."""
+    TPC-C a 15 ms window's TPS moved by about 12 % from window to window while deadlocked
+    attempts waited out the 2 ms timeout (before an attempt's acquires travelled in one
+    burst), so the short run allows 25 %; the slow tier's simulated second keeps 10 % over
+    0.2 s windows."""
     steady(name, duration_s=0.06, window_s=0.015, rel=0.25)
 
 
