@@ -3,7 +3,8 @@
 A client machine runs transaction contexts (each TX core replays its own contexts). A
 context runs one transaction at a time (netlock-repo ``dpdk_code/client_code/client.c``):
 
-- it sends **all** the transaction's acquires back to back, without waiting for grants;
+- it sends **all** the transaction's acquires back to back, in one burst, without waiting
+  for grants (:func:`starts_burst`);
 - once every acquire is granted it thinks, then sends all the releases, and starts the
   next transaction;
 - an attempt of several locks not fully granted within :func:`attempt_timeout_us` of its
@@ -47,7 +48,8 @@ USE, IGNORE, HAND_BACK = 0, 1, 2
 """What a context does with a grant (:func:`grant_verdict`)."""
 BURST_US = 0.1
 """Packets a client machine's NIC sends within this many us of each other travel as one
-burst (one switch pass and one link delay for the group; modelled, unsourced)."""
+burst (one switch pass and one link delay for the group; modelled, unsourced), and so do
+an attempt's acquires however long its NIC share takes to send them (:func:`starts_burst`)."""
 SEND_WINDOW_US = 1000.0
 """The open-loop send cap's window: ``client.c`` resets its packet counter every ms
 (``ms_tsc = rte_get_tsc_hz() / 1000``, lines 362 and 394-397)."""
@@ -71,6 +73,23 @@ def attempt_timeout_us(locks: int, timeout_us: float, think_us: float,
     if locks > 1:
         return max(timeout_us, 2.0 * think_us)
     return lease_us
+
+
+@jitable
+def starts_burst(open_us: float, leaves_us: float, in_run: bool, burst_us: float) -> bool:
+    """Whether a packet a context sends starts a new burst instead of joining the one that
+    opened at ``open_us`` (us): it does when it leaves more than ``burst_us`` after it.
+
+    An attempt's acquires leave together, in one burst: the authors' TPC-C client puts
+    them in its TX buffer one by one and hands the buffer to the NIC in one
+    ``rte_eth_tx_burst`` once it holds the transaction's ``locks_per_txn`` packets
+    (``dpdk_code/client_code/include/util.h`` ``acquire_enqueue_pkt``, lines 363-371, called
+    for every acquire at ``client.c`` line 638), so they cross the link back to back, with
+    one delay. The NIC share paces them (one per gap), so the first acquire of the attempt
+    leaves, for this rule, when the last one does (``leaves_us``); the acquires after it
+    (``in_run``) never start a burst. Releases sent before them (a commit's) keep their own
+    burst when the acquires would leave too late to join it."""
+    return not in_run and leaves_us - open_us > burst_us
 
 
 @jitable

@@ -61,69 +61,28 @@ NewOrder's 45 % and exclusive in Payment's 43 %; ten district rows) form convoys
 that finds a district row held finds its holder stuck behind the same warehouse row it will
 wait for, so waits there are longer than independent queues give, and a NewOrder waiting
 behind another gets its table lock and warehouse row at the same release, so its holds are
-shorter than E[max] - E[w] gives. Measured against the fast engine (steady state: 20 ms,
-5 ms warm-up, after the start-up convoy's 2 ms timeouts): within 15 % at 10 warehouses
-and think 100 us (1K-100K slots: +9 % to +12 % total, +12 % to +15 % switch, but +16 %
-switch at 3K) and at one warehouse, think 10 us, 3K slots (-9 % total, +3 % switch); over
-at 10 warehouses and think 0-10 us (+17 % to +36 %: the convoys' extra waits), under at
-one warehouse and think 0 or 100 us (-22 % to -29 %: the shortened holds). The Schweitzer
-correction errs either way by a few per cent, and the lock servers' hash partition is taken
-as even. The plan says ``rates: closed-loop (approx)``; tests bound the error against the
-simulator where it holds (tests/sim/test_capacity.py).
+shorter than E[max] - E[w] gives. Measured against the fast engine (steady state: 20 ms
+after a 5 ms warm-up; tests/sim/test_capacity.py builds the points): within 15 % at 10
+warehouses and think 10-100 us (think 100 us, 1K-100K slots: +7 % to +9 % total, +9 % to
++12 % switch; think 10 us, 1K, 3K and 100K slots: -13 % total, -8 % to -13 % switch);
+under everywhere else on DSLR's TPC-C: at think 0 (-24 % to -26 % at 10 warehouses, -29 %
+to -32 % at one) and at one warehouse (think 10 us -14 % to -15 %, think 100 us -26 % to
+-27 %), the independent waits' pessimism (comonotone waits, tried once, moved tpcc-high
+at think 0 from -29 % to +7 % but tpcc-low at think 100 us from +9 % to +16 %). On the
+sketch generator's NewOrders (51-131 locks, most of them on the lock servers) it is -43 %
+to +7 % off in total and -54 % to +63 % in the switch (tpcc-low, think 0: 1K slots -19 %,
+10K +7 %, 100K -17 %). The Schweitzer correction errs either way by a few per cent, and
+the lock servers' hash partition is taken as even. The plan says ``rates: closed-loop
+(approx)``; tests bound the error against the simulator where it holds.
 
-What the over-prediction at 10 warehouses and think 0 is made of (measured, fast engine, 1K
-slots, after the 5 ms warm-up): over 20 ms the rack carries 2.16 M rps, over 40 ms 2.39 M
-(so about 10 % of the grid's +34 % there is the 20 ms window); between 20 and 40 ms 159
-attempts time out, 2.3 % of the transactions, each costing the 2,000 us attempt timeout and
-a mean 675 us back-off: about half of the contexts' time. Waits that long are not an
-exponential tail of 20-40 us waits (the retry term above gives them almost nothing). They
-are deadlocks made by the network's per-packet jitter: with ``network.jitter_us`` = 0 the
-same run has no timed-out attempt at all and carries 3.92 M rps over 40 ms (this model,
-which does not read the jitter, predicts 2.89 M either way: 26 % low there, 21 % high at 0.5
-us, so part of its agreement elsewhere on TPC-C is two errors cancelling). Two transactions
-that both send acquires for two rows they conflict on (NewOrder and Payment on the warehouse
-and district rows, two NewOrders on the table lock and a district row), within about a
-microsecond of each other, reach the two queues in opposite orders when their four hops'
-noise (each N(0, jitter), ``sim/core/draws.py``) flips one order and not the other; each
-then holds one row and waits for the other until the attempt timeout. To first order a
-transaction meets such a cycle at rate sum_partners lambda_p E|e| with lambda_p the
-partners' send rate on the same rows (per us) and e the sum of four hop-noise terms (E|e| =
-0.8 us at jitter 0.5 us): by a rough count (partners about 0.003 per us on one warehouse's
-rows at 353 K tps over 10 warehouses) a few tenths of a per cent of transactions on tpcc-
-low. What makes it cost half the rack's time is the convoy after it: until the timeout
-breaks the cycle, every later NewOrder and Payment of that warehouse (each context's next
-transaction with probability 0.88 / warehouses) queues behind the two rows, so within the 2
-ms most of the 40 contexts are stalled. A model of it (not built: it needs the stall's
-length and the share of contexts it catches as a fixed point with the cycle time, and a
-check over the grid) belongs here, before the TPC-C points can hold for the right reason;
-``jitter_us`` is unsourced (configs/testbed/paper.yaml), so TPC-C's simulated rates rest on
-it. The under-prediction at one warehouse is the other error: at think 0, 100K slots the
-jitter changes little there (40 ms: 470 K rps with jitter 0 and no timed-out attempt, 458 K
-at 0.5 us), so the model's -29 % is its own waits, too long when a transaction's waits are
-taken independent while they are caused by the same holder; the same pessimism gives the -26
-% at ten warehouses with jitter 0. Runs with jitter 0 isolate it from the deadlocks. Two
-more points (40 ms, 100K slots): tpcc-low at think 10 us carries 2.45 M rps with jitter 0
-and no timeouts, 1.78 M at 0.5 us with 328 (the model: 2.12 M, -14 % and +19 %); tpcc-high
-at think 100 us carries 109 K either way and times out about 2,900 attempts either way, so
-there the long waits themselves (40 contexts queued on one warehouse's rows, each hold over
-100 us) reach the 2 ms timeout, not deadlocks.
-
-Two repairs were tried and measured, and neither is kept. Comonotone waits (a transaction's
-waits taken as caused by the same holder) move tpcc-high at think 0 from -29 % to +7 % with
-jitter 0 but tpcc-low at think 100 us from +9 % to +16 %, a point that holds today. A
-deadlock term (cycles at a rate X^2 K from the trace's pairs of transactions that conflict
-on two or more rows and the simulator's hop model; each costing both contexts the timeout
-plus the mean back-off and catching the contexts that want the stalled rows) counts about
-0.3 cycles per ms where the simulation has about 1 and charges each about 55 context-ms
-where about 16 are measured; it made tpcc-low think 0 at 100K slots and think 10 us at 10K
-hold by those two errors cancelling, and moved the rule of ``servers_needed`` off what the
-simulation confirms. What it leaves out: cycles formed inside a convoy, caught transactions
-timing out while it drains, and the pair's retries meeting again. Jitter's effect on
-tpcc-low at think 0, 100K slots, 20 ms (simulated M rps): 3.93 at 0 us, 2.13 at 0.25, 2.47
-at 0.5, 1.45 at 1 us; 20 ms windows of TPC-C vary by about 15 % between neighbouring points,
-since a few 2 ms stalls decide them. On the sketch generator's NewOrders (up to 90 locks)
-the model is -30 % to +136 % off (tpcc-low think 10 us, 10K slots: +54 % total, +131 %
-switch; 11 of its 24 points measured, the cause not yet found).
+Attempt timeouts are rare in these runs: a transaction's acquires reach the switch in one
+burst (:func:`netlock.client.starts_burst`) in the order its locks sort in, so two
+transactions cannot each hold one of two rows and wait for the other; at think 0 no
+attempt times out at all (the 2 ms timeouts that stalled the warehouses' rows in convoys
+came from each acquire crossing the link on its own delay, ``network.jitter_us``, which no
+longer decides TPC-C's rate). What does time out is one warehouse at think 100 us: 40
+contexts queued on its rows, each hold over 100 us, wait past the timeout (about 1,500
+retries in 25 ms), which the retry term above gives almost nothing.
 """
 
 from __future__ import annotations

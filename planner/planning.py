@@ -288,9 +288,9 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
             f"{rates.cycle_us:.3g} us ({rates.wait_us:.3g} us of it waiting for locks; "
             f"limited by {rates.bound}) complete {rates.txn_rps:,.0f} transactions/s, "
             f"{rates.total_rps:,.0f} rps (closed-loop transaction model, approximate: it "
-            f"takes a transaction's waits as independent and leaves out deadlocks broken by the "
-            f"attempt timeout, so where hot rows form convoys behind them, as DSLR's TPC-C "
-            f"warehouse and district rows do, it errs by up to about 40 %, see "
+            f"takes a transaction's waits as independent, so where hot rows share their "
+            f"holders, as DSLR's TPC-C warehouse and district rows do, it predicts up to "
+            f"about 30 % too little, more on transactions of 50 locks or more, see "
             f"planner/closedloop.py)",)
     return plan, slots, said, scaled
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from netlock.client import BURST_US
+from netlock.client import BURST_US, starts_burst
 from sim.client_inputs import SimpyRack
 from sim.engine import Req
 from sim.network import Faults, Machine, Network
@@ -41,11 +41,15 @@ class FaultyLinks:
         up = machine.up
         first = prev = None
         start = last = delay = 0.0
+        run = (sum(1 for req in packets if not req.op) - 1) * gap
+        sent = 0
         for req in packets:
-            if first is not None and t - start > BURST_US:
+            acquire = not req.op
+            leaves = t + run if acquire and not sent else t
+            if first is not None and starts_burst(start, leaves, acquire and sent > 0,
+                                                  BURST_US):
                 self.deliver_at(first, handlers, up.arrival(last + delay))
                 first = None
-            acquire = not req.op
             d = hop()
             if d >= 0:
                 copy, extra = draw()
@@ -66,6 +70,7 @@ class FaultyLinks:
                     last = t
             if acquire:
                 t += gap
+                sent += 1
         machine.free_at = t
         if first is not None:
             self.deliver_at(first, handlers, up.arrival(last + delay))

@@ -3,8 +3,8 @@
 Each client process is one transaction context of a client machine, and follows the
 client's rules of :mod:`netlock.client`, applied by :mod:`netlock.txn_context`'s steps on its
 state row (the fast engine calls the same steps): an attempt sends all its acquires back to back
-(through the machine's NIC, one per ``gap`` us), waits for every grant, reads its data if
-the workload has any (one round trip to the database servers, unless the lock manager
+(through the machine's NIC, one per ``gap`` us, as one burst), waits for every grant, reads
+its data if the workload has any (one round trip to the database servers, unless the lock manager
 forwards grants through them: the one-RTT mode), thinks, then releases everything and
 starts the next transaction. An attempt not fully granted within its timeout releases what
 it holds and sends the same transaction again after a random back-off; grants that arrive
@@ -54,7 +54,14 @@ from typing import Any
 
 import numpy as np
 
-from netlock.client import BURST_US, HAND_BACK, NOT_HELD, USE, attempt_timeout_us
+from netlock.client import (
+    BURST_US,
+    HAND_BACK,
+    NOT_HELD,
+    USE,
+    attempt_timeout_us,
+    starts_burst,
+)
 from netlock.txn_context import (
     AS_EVENT,
     BEGIN_LATER,
@@ -248,8 +255,10 @@ class Client(FaultyLinks):
     def send_burst(self, packets: list[Req], now: float) -> None:
         """Send packets back to back through the NIC at client time ``now``; those leaving
         within ``BURST_US`` of the first of their group (releases and the acquire right
-        behind them leave together) travel as one burst: one delay draw, one event, each
-        packet still lost on its own, handled at the arrival of the group's last packet."""
+        behind them leave together), and all the attempt's acquires
+        (:func:`netlock.client.starts_burst`), travel as one burst: one delay draw, one
+        event, each packet still lost on its own, handled at the arrival of the group's last
+        packet."""
         if self.faults is not None:
             self.send_faulty(packets, now)
             return
@@ -264,11 +273,15 @@ class Client(FaultyLinks):
         up = machine.up
         first = prev = None
         start = last = delay = 0.0
+        run = (sum(1 for req in packets if not req.op) - 1) * gap
+        sent = 0
         for req in packets:
-            if first is not None and t - start > BURST_US:
+            acquire = not req.op
+            leaves = t + run if acquire and not sent else t
+            if first is not None and starts_burst(start, leaves, acquire and sent > 0,
+                                                  BURST_US):
                 self.deliver_at(first, handlers, up.arrival(last + delay))
                 first = None
-            acquire = not req.op
             d = hop() if lossy or first is None else delay
             if d >= 0:
                 req.follow = None
@@ -282,6 +295,7 @@ class Client(FaultyLinks):
                 last = t
             if acquire:
                 t += gap
+                sent += 1
         machine.free_at = t
         if first is not None:
             self.deliver_at(first, handlers, up.arrival(last + delay))

@@ -12,7 +12,8 @@ given up are released at once if still leased. A timed trace replay (``I_TIMED``
 each transaction no earlier than its ``tx_start`` and holds it ``tx_hold`` instead of the
 think time; a client with no transaction left stops. Each client sends through its own NIC share
 (one acquire per ``CF_GAP`` us, releases ride free) and FIFO links; packets leaving within
-``P_BURST`` us travel as one burst with one delay draw (each still lost on its own).
+``P_BURST`` us, and an attempt's acquires however many (:func:`netlock.client.starts_burst`),
+travel as one burst with one delay draw (each still lost on its own).
 As in :meth:`sim.clients.Client.receive`, a grant that completes a one-lock attempt with
 nothing in between is handled at the moment the lock manager sends it, for its arrival time.
 On a network that duplicates or reorders (``I_FAULTY``) packets are sent and grants
@@ -27,7 +28,7 @@ import math
 
 import numpy as np
 
-from netlock.client import HAND_BACK, NOT_HELD, USE, attempt_timeout_us
+from netlock.client import HAND_BACK, NOT_HELD, USE, attempt_timeout_us, starts_burst
 from netlock.txn_context import (
     AS_EVENT,
     BEGIN_LATER,
@@ -166,6 +167,16 @@ def _deliver(r: RackArrays, c: int, first: int, at: float) -> None:
     heap.push_inline(r.heap, at, E_BURST, first, 0)
 
 
+@fast_jit_inline
+def _acquires(r: RackArrays, count: int) -> int:
+    """Acquires among ``r.burst[:count]`` (one attempt's)."""
+    n = 0
+    for j in range(count):
+        if r.ri[r.burst[j], RI_OP] == 0:
+            n += 1
+    return n
+
+
 @fast_jit
 def send_copy(r: RackArrays, h: int, after: float, kind: int) -> None:
     """The network's copy of row ``h`` (whose own arrival is ``after``) as event ``kind``,
@@ -195,12 +206,15 @@ def send_faulty(r: RackArrays, c: int, count: int, now: float) -> None:
     start = 0.0
     last = 0.0
     delay = 0.0
+    run = (_acquires(r, count) - 1) * gap
+    sent = 0
     for j in range(count):
         h = r.burst[j]
-        if first >= 0 and t - start > burst_us:
+        acquire = r.ri[h, RI_OP] == 0
+        leaves = t + run if acquire and sent == 0 else t
+        if first >= 0 and starts_burst(start, leaves, acquire and sent > 0, burst_us):
             _deliver(r, c, first, last + delay)
             first = -1
-        acquire = r.ri[h, RI_OP] == 0
         d = hop(r)
         if d >= 0:
             copy, extra = fault(r)
@@ -223,6 +237,7 @@ def send_faulty(r: RackArrays, c: int, count: int, now: float) -> None:
             free_request(r, h)
         if acquire:
             t += gap
+            sent += 1
     r.cf[c, CF_FREE_AT] = t
     if first >= 0:
         _deliver(r, c, first, last + delay)
@@ -245,12 +260,15 @@ def send_burst(r: RackArrays, c: int, count: int, now: float) -> None:
     start = 0.0
     last = 0.0
     delay = 0.0
+    run = (_acquires(r, count) - 1) * gap
+    sent = 0
     for j in range(count):
         h = r.burst[j]
-        if first >= 0 and t - start > burst_us:
+        acquire = r.ri[h, RI_OP] == 0
+        leaves = t + run if acquire and sent == 0 else t
+        if first >= 0 and starts_burst(start, leaves, acquire and sent > 0, burst_us):
             _deliver(r, c, first, last + delay)
             first = -1
-        acquire = r.ri[h, RI_OP] == 0
         d = hop(r) if lossy or first < 0 else delay
         if d >= 0:
             warm_switch_rows(r, h)
@@ -267,6 +285,7 @@ def send_burst(r: RackArrays, c: int, count: int, now: float) -> None:
             free_request(r, h)
         if acquire:
             t += gap
+            sent += 1
     r.cf[c, CF_FREE_AT] = t
     if first >= 0:
         _deliver(r, c, first, last + delay)
