@@ -260,7 +260,7 @@ def _st_plot(table: pd.DataFrame) -> MplFigure:
 FIGURES = [
     Figure("fig13", "Figure 13: knapsack vs random allocation", "6.4", _fig13_table,
            _fig13_checks, lambda t, x: _fig13_plot(t, x["cdf"]),
-           extra=lambda e, r: {"cdf": cdf_table(e, r)}, required=False),
+           extra=lambda e, r: {"cdf": cdf_table(e, r)}),
     Figure("fig14a", "Figure 14a: switch memory x think time", "6.4", summary_table,
            _fig14a_checks,
            lambda t, x: _lines_vs_slots(t, THINK, lambda v: f"think time {v:g} us",
