@@ -26,7 +26,9 @@ SAMPLE = [("micro-exclusive", 10, 10_000), ("micro-contended", 0, 100_000),
 """The points ``make test`` runs; the slow tier runs the whole grid."""
 GRID = [(w, t, s) for w in WORKLOADS for t in THINK_US for s in SLOTS]
 HOLDS = ({("tpcc-low", 100, s) for s in (1000, 10_000, 100_000)}
-         | {("tpcc-low", 10, s) for s in (1000, 3000, 100_000)}
+         | {("tpcc-low", 10, s) for s in (1000, 3000, 10_000, 100_000)}
+         | {("tpcc-high", 10, 100_000), ("tpcc-low+sketch", 10, 3000),
+            ("tpcc-low+sketch", 10, 100_000)}
          | {(w, t, s) for w in WORKLOADS if w.startswith("micro")
             for t in THINK_US for s in SLOTS})
 """Grid points measured within 15 % (planner/closedloop.py, "Where it errs"); every micro
