@@ -76,20 +76,26 @@ def attempt_timeout_us(locks: int, timeout_us: float, think_us: float,
 
 
 @jitable
-def starts_burst(open_us: float, leaves_us: float, in_run: bool, burst_us: float) -> bool:
-    """Whether a packet a context sends starts a new burst instead of joining the one that
-    opened at ``open_us`` (us): it does when it leaves more than ``burst_us`` after it.
+def starts_burst(open_us: float, now_us: float, acquire: bool, sent: int, run_us: float,
+                 burst_us: float) -> bool:
+    """Whether a packet a context sends at ``now_us`` starts a new burst instead of joining
+    the one that opened at ``open_us`` (us): it does when it leaves more than ``burst_us``
+    after it.
 
     An attempt's acquires leave together, in one burst: the authors' TPC-C client puts
     them in its TX buffer one by one and hands the buffer to the NIC in one
     ``rte_eth_tx_burst`` once it holds the transaction's ``locks_per_txn`` packets
     (``dpdk_code/client_code/include/util.h`` ``acquire_enqueue_pkt``, lines 363-371, called
     for every acquire at ``client.c`` line 638), so they cross the link back to back, with
-    one delay. The NIC share paces them (one per gap), so the first acquire of the attempt
-    leaves, for this rule, when the last one does (``leaves_us``); the acquires after it
-    (``in_run``) never start a burst. Releases sent before them (a commit's) keep their own
-    burst when the acquires would leave too late to join it."""
-    return not in_run and leaves_us - open_us > burst_us
+    one delay. The NIC share paces them (one per gap), so the attempt's first acquire
+    (``sent`` = 0 of its acquires sent before it) leaves, for this rule, when the last one
+    does, ``run_us`` later; the acquires after it never start a burst. Releases sent before
+    them (a commit's) keep their own burst when the acquires would leave too late to join
+    it."""
+    if acquire and sent > 0:
+        return False
+    leaves_us = now_us + run_us if acquire else now_us
+    return leaves_us - open_us > burst_us
 
 
 @jitable

@@ -277,9 +277,7 @@ class Client(FaultyLinks):
         sent = 0
         for req in packets:
             acquire = not req.op
-            leaves = t + run if acquire and not sent else t
-            if first is not None and starts_burst(start, leaves, acquire and sent > 0,
-                                                  BURST_US):
+            if first is not None and starts_burst(start, t, acquire, sent, run, BURST_US):
                 self.deliver_at(first, handlers, up.arrival(last + delay))
                 first = None
             d = hop() if lossy or first is None else delay

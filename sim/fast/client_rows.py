@@ -211,8 +211,7 @@ def send_faulty(r: RackArrays, c: int, count: int, now: float) -> None:
     for j in range(count):
         h = r.burst[j]
         acquire = r.ri[h, RI_OP] == 0
-        leaves = t + run if acquire and sent == 0 else t
-        if first >= 0 and starts_burst(start, leaves, acquire and sent > 0, burst_us):
+        if first >= 0 and starts_burst(start, t, acquire, sent, run, burst_us):
             _deliver(r, c, first, last + delay)
             first = -1
         d = hop(r)
@@ -265,8 +264,7 @@ def send_burst(r: RackArrays, c: int, count: int, now: float) -> None:
     for j in range(count):
         h = r.burst[j]
         acquire = r.ri[h, RI_OP] == 0
-        leaves = t + run if acquire and sent == 0 else t
-        if first >= 0 and starts_burst(start, leaves, acquire and sent > 0, burst_us):
+        if first >= 0 and starts_burst(start, t, acquire, sent, run, burst_us):
             _deliver(r, c, first, last + delay)
             first = -1
         d = hop(r) if lossy or first < 0 else delay
