@@ -112,7 +112,8 @@ def test_engines_agree(name):
 
 
 ONE_PLAN_CASES = ["exclusive", "overflow-heavy", "lossy", "servers-only", "servers-unbatched",
-                  "mixed-multi-lock", "open-loop", "open-loop-servers", "open-loop-stuck"]
+                  "mixed-multi-lock", "tpcc-dslr", "open-loop", "open-loop-servers",
+                  "open-loop-stuck"]
 EXACT_COUNTS = ("granted", "retries", "stale_grants", "ignored_grants", "violations", "stalled",
                 "unanswered")
 """Counts the engines must report identically on one plan (the README promises the same
