@@ -222,13 +222,22 @@ class TxnSample:
     def repeat_weight(self) -> np.ndarray:
         """Per request, how many future requests (per sampled request) its lock is
         expected to get. A plan gives slots to the locks the sample saw most often, and a
-        count drawn high by chance regresses to the mean: for locks seen at least twice,
-        the empirical-Bayes (gamma prior, moment fit) posterior mean (r_i + alpha) /
-        (1 + beta) over r_i; by Good-Turing, locks seen once get 2 N_2 / N_1 each and locks
-        never seen N_1 / N of all requests (the two estimates are not reconciled: the seen
-        locks' total may exceed 1 - N_1 / N by up to 2 N_2 / N)."""
+        count drawn high by chance regresses to the mean. By Good-Turing, a lock seen r
+        times gets r* = (r + 1) N_(r+1) / N_r (N_r: locks seen r times): locks seen once
+        2 N_2 / N_1 each (at most 1) and locks never seen N_1 / N of all requests; for
+        r >= 2 while r* differs from the fallback by more than 1.96 standard deviations,
+        (r + 1)^2 N_(r+1) / N_r^2 (1 + N_(r+1) / N_r) its variance (Gale and Sampson's
+        switching rule, "Good-Turing frequency estimation without tears", 1995); from
+        the first r where it does not, or N_(r+1) = 0, the fallback: the empirical-Bayes
+        (gamma prior, moment fit over the locks seen at least twice) posterior mean
+        (r_i + alpha) / (1 + beta). Why not the posterior alone: a few hot rows seen
+        thousands of times make the counts' variance so large that the prior shrinks
+        nothing, while the locks seen 2-4 times that fill a few thousand slots get about
+        a fifth of their counts again (DSLR's TPC-C, one warehouse, 100,000 requests:
+        r = 2, 3, 4 drew 0.40, 0.52, 0.63 per lock in the simulation; Good-Turing 0.44,
+        0.53, 0.52; the posterior 2.0, 3.0, 4.0). The estimates are not reconciled: the
+        seen locks' total may exceed 1 - N_1 / N by up to 2 N_2 / N."""
         counts = np.bincount(self.lock, minlength=len(self.lock_ids)).astype(np.float64)
-        once, twice = float(np.sum(counts == 1)), float(np.sum(counts == 2))
         seen = counts[counts >= 2]
         posterior = counts.copy()
         if len(seen) > 1:
@@ -236,11 +245,10 @@ class TxnSample:
             beta = math.inf if var <= mean else mean / (var - mean)
             posterior = (np.full(len(counts), mean) if math.isinf(beta)
                          else (counts + mean * beta) / (1 + beta))
+        expected = _good_turing(counts, posterior)
         weight = np.ones(len(counts))
-        repeated = counts >= 2
-        weight[repeated] = posterior[repeated] / counts[repeated]
-        if once:
-            weight[counts == 1] = min(2 * twice / once, 1.0)
+        seen_at_all = counts >= 1
+        weight[seen_at_all] = expected[seen_at_all] / counts[seen_at_all]
         return weight[self.lock]
 
     def per_txn(self, exclusive: bool) -> np.ndarray:
@@ -347,6 +355,26 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
                  p99_us=txn_quantile_us(attempt - waits + rack.read_us + rack.think_us,
                                         w_req, p_req, (resid_x + handover)[sample.lock],
                                         sample.offsets))
+
+
+def _good_turing(counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Per lock, its expected future count given ``counts`` in the sample
+    (:meth:`TxnSample.repeat_weight`): Good-Turing's r* for small r, ``fallback`` (per
+    lock) from the first r where r* is no longer significantly different from it."""
+    n_r = np.bincount(counts.astype(np.int64), minlength=3)
+    out = fallback.copy()
+    if n_r[1] > 0:
+        out[counts == 1] = min(2.0 * n_r[2] / n_r[1], 1.0)
+    for r in range(2, len(n_r) - 1):
+        if n_r[r] == 0 or n_r[r + 1] == 0:
+            break
+        turing = (r + 1) * n_r[r + 1] / n_r[r]
+        spread = (r + 1) * math.sqrt(n_r[r + 1] / n_r[r] ** 2 * (1 + n_r[r + 1] / n_r[r]))
+        at_r = counts == r
+        if abs(turing - float(fallback[at_r][0])) <= 1.96 * spread:
+            break
+        out[at_r] = turing
+    return out
 
 
 def _to_servers(share: np.ndarray, unseen: np.ndarray, repeat: np.ndarray) -> np.ndarray:
