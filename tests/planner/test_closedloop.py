@@ -56,6 +56,19 @@ def test_locks_seen_once_and_locks_without_slots_go_to_the_lock_servers():
     assert none.switch_rps == 0.0 and none.total_rps < rates.total_rps
 
 
+
+def test_requests_that_overflow_a_locks_slots_are_granted_by_the_switch():
+    """An overflowed request crosses the lock server (its path, its CPU) but the server
+    only buffers it; the switch grants it once the lock's queue empties (paper 4.3)."""
+    txns = [[(0, 1), (1 + i % 40, 0)] for i in range(800)]
+    sample = _sample(txns)
+    roomy = solve(sample, RACK, np.full(len(sample.lock_ids), np.inf))
+    tight = solve(sample, RACK, np.r_[1.0, np.full(len(sample.lock_ids) - 1, np.inf)])
+    assert roomy.server_utilisation == 0.0 and tight.server_utilisation > 0.0
+    assert tight.server_rps == 0.0
+    assert tight.switch_rps == pytest.approx(tight.total_rps)
+    assert servers_needed(sample, RACK, np.r_[1.0, np.full(len(sample.lock_ids) - 1, np.inf)]) >= 1
+
 @settings(max_examples=15, deadline=None)
 @given(st.integers(1, 6), st.integers(0, 2**31 - 1))
 def test_servers_needed_is_where_one_more_server_adds_less_than_five_percent(cores, seed):
