@@ -62,17 +62,18 @@ that finds a district row held finds its holder stuck behind the same warehouse 
 wait for, so waits there are longer than independent queues give, and a NewOrder waiting
 behind another gets its table lock and warehouse row at the same release, so its holds are
 shorter than E[max] - E[w] gives. Measured against the fast engine (steady state: 20 ms
-after a 5 ms warm-up; tests/sim/test_capacity.py builds the points): within 15 % at 10
-warehouses and think 10-100 us (think 100 us, 1K-100K slots: +7 % to +9 % total, +9 % to
-+12 % switch; think 10 us, 1K, 3K and 100K slots: -13 % total, -8 % to -13 % switch);
-under everywhere else on DSLR's TPC-C: at think 0 (-24 % to -26 % at 10 warehouses, -29 %
-to -32 % at one) and at one warehouse (think 10 us -14 % to -15 %, think 100 us -26 % to
--27 %), the independent waits' pessimism (comonotone waits, tried once, moved tpcc-high
-at think 0 from -29 % to +7 % but tpcc-low at think 100 us from +9 % to +16 %). On the
-sketch generator's NewOrders (51-131 locks, most of them on the lock servers) it is -43 %
-to +7 % off in total and -54 % to +63 % in the switch (tpcc-low, think 0: 1K slots -19 %,
-10K +7 %, 100K -17 %). The Schweitzer correction errs either way by a few per cent, and
-the lock servers' hash partition is taken as even. The plan says ``rates: closed-loop
+after a 5 ms warm-up; tests/sim/test_capacity.py builds the points): within 15 % at
+think 10 us at one and ten warehouses (-9 % to -14 %, total and switch alike) and at think
+100 us at ten (+7 % to +9 % total, +7 % to +10 % switch); under everywhere else on DSLR's
+TPC-C: at think 0 (-23 % to -26 % at 10 warehouses, -28 % to -31 % at one) and at one
+warehouse and think 100 us (-26 % to -28 % total, -16 % to -19 % switch), the independent
+waits' pessimism (comonotone waits, tried once, moved tpcc-high at think 0 from -29 % to
++7 % but tpcc-low at think 100 us from +9 % to +16 %). On the sketch generator's NewOrders
+(51-131 locks, most of them on the lock servers) it is -43 % to +13 % off in total, under
+everywhere but at tpcc-low, think 0, 10K slots, and its switch rate within 9 points of its
+total (tpcc-low, think 0: 1K slots -19 %, 10K +13 %, 100K -16 %). The Schweitzer
+correction errs either way by a few per cent, and the lock servers' hash partition is taken
+as even. The plan says ``rates: closed-loop
 (approx)``; tests bound the error against the simulator where it holds.
 
 Attempt timeouts are rare in these runs: a transaction's acquires reach the switch in one
