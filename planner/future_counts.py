@@ -12,8 +12,8 @@ from collections.abc import Callable
 import numpy as np
 
 
-def expected_counts(counts: np.ndarray, smoother: Callable[[np.ndarray], np.ndarray]
-                     ) -> np.ndarray:
+def expected_counts(counts: np.ndarray,
+                    smoother: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """Per lock, its expected count in a future sample as large as this one, given its
     ``counts`` here. By Good-Turing a lock seen r times gets r* = (r + 1) N_(r+1) / N_r
     (N_r: locks seen r times): locks seen once 2 N_2 / N_1 each (at most 1), and locks

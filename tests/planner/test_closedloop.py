@@ -62,12 +62,14 @@ def test_requests_that_overflow_a_locks_slots_are_granted_by_the_switch():
     only buffers it; the switch grants it once the lock's queue empties (paper 4.3)."""
     txns = [[(0, 1), (1 + i % 40, 0)] for i in range(800)]
     sample = _sample(txns)
+    one_slot = np.r_[1.0, np.full(len(sample.lock_ids) - 1, np.inf)]
     roomy = solve(sample, RACK, np.full(len(sample.lock_ids), np.inf))
-    tight = solve(sample, RACK, np.r_[1.0, np.full(len(sample.lock_ids) - 1, np.inf)])
+    tight = solve(sample, RACK, one_slot)
     assert roomy.server_utilisation == 0.0 and tight.server_utilisation > 0.0
     assert tight.server_rps == 0.0
     assert tight.switch_rps == pytest.approx(tight.total_rps)
-    assert servers_needed(sample, RACK, np.r_[1.0, np.full(len(sample.lock_ids) - 1, np.inf)]) >= 1
+    assert servers_needed(sample, RACK, one_slot) >= 1
+
 
 @settings(max_examples=15, deadline=None)
 @given(st.integers(1, 6), st.integers(0, 2**31 - 1))
