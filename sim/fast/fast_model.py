@@ -490,7 +490,9 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
 
 def switch_arrays(config: Config, plan: Plan, n_locks: int) -> dict[str, np.ndarray]:
     """The switch's registers with the plan installed, and its lock table: an array for lock
-    ids below ``DENSE_TABLE``, a hash map for the others."""
+    ids below ``DENSE_TABLE`` (a lock's row + 1, 0 when it is not resident, so that the
+    array is the operating system's zeroed pages: filling TPC-C's 4M ids with -1 took 2.7 ms
+    of a 12 ms setup, issue 32), a hash map for the others."""
     dp = new_switch(config, plan)
     locks, regions, slots, tenants, ctl, _trace, out = dp.arrays()
     rows = np.flatnonzero(locks[:, L_LOCK_ID] >= 0)
@@ -498,9 +500,9 @@ def switch_arrays(config: Config, plan: Plan, n_locks: int) -> dict[str, np.ndar
     by_id = np.argsort(ids)
     resident, index = ids[by_id], rows[by_id]
     dense = min(n_locks, DENSE_TABLE)
-    table_dense = np.full(dense, -1, dtype=np.int64)
+    table_dense = np.zeros(dense, dtype=np.int32)
     low = resident < dense
-    table_dense[resident[low]] = index[low]
+    table_dense[resident[low]] = index[low] + 1
     table_keys, table_values = build_map(resident[~low], index[~low])
     return {"sw_locks": locks, "sw_regions": regions, "sw_slots": slots, "sw_tenants": tenants,
             "sw_ctl": ctl, "sw_out": out, "table_dense": table_dense,

@@ -80,7 +80,7 @@ def warm_switch_rows(r: RackArrays, h: int) -> None:
         prefetch_row(r.table_keys, k)
         prefetch_row(r.table_values, k)
         return
-    i = r.table_dense[lock]
+    i = r.table_dense[lock] - 1
     if i >= 0:
         prefetch_row(r.sw_locks, i)
         prefetch_plane_row(r.sw_regions, _queue_class(r, h), i)
@@ -93,7 +93,7 @@ def warm_switch_slot(r: RackArrays, h: int) -> None:
     lock = r.ri[h, RI_LOCK]
     if lock >= r.table_dense.shape[0]:
         return
-    i = r.table_dense[lock]
+    i = r.table_dense[lock] - 1
     if i >= 0:
         k = r.sw_regions[_queue_class(r, h), i, R_HEAD if r.ri[h, RI_OP] else R_TAIL]
         if k >= 0:

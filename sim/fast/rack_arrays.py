@@ -111,7 +111,7 @@ def _occupy(r: RackArrays, now: float, passes: int) -> float:
 def lock_index(r: RackArrays, lock: int) -> int:
     """The switch's lock table match: the lock's index, or -1 when it is not resident."""
     if lock < r.table_dense.shape[0]:
-        return r.table_dense[lock]
+        return r.table_dense[lock] - 1
     return hashmap.lookup(r.table_keys, r.table_values, lock)
 
 
