@@ -29,7 +29,9 @@ from netlock.dataplane.registers import (
     L_CLASSES,
     L_LOCK_ID,
     L_PAUSED,
+    N_LOCK_COLS,
     N_OUT_COLS,
+    N_REGION_COLS,
     O_CLIENT,
     O_COUNT,
     O_KIND,
@@ -225,7 +227,7 @@ class SwitchDataPlane(SwitchCounters):
             raise ValueError("install_many: columns of unequal length")
         if n == 0:
             return []
-        index, fresh = self._batch_indices(ids)
+        index, fresh, first_row = self._batch_indices(ids)
         self._check_batch(ids, pri, lo, hi, held, index, fresh)
         new_ids = ids[fresh]
         taken = self._free[self._n_free - len(new_ids):self._n_free][::-1].copy()
@@ -234,20 +236,18 @@ class SwitchDataPlane(SwitchCounters):
             self._use_rows(int(taken.max()) + 1)
         if self._rows_of is not None:
             self._rows_of.update(zip(new_ids.tolist(), taken.tolist(), strict=True))
-        self.locks[taken] = 0
-        self.locks[taken, L_LOCK_ID] = new_ids
+        fresh_rows = np.zeros((len(taken), N_LOCK_COLS), dtype=np.int64)
+        fresh_rows[:, L_LOCK_ID] = new_ids
+        self.locks[taken] = fresh_rows
         row_index = index.copy()
-        if len(new_ids):
-            order = np.argsort(new_ids)
-            joining = index < 0
-            row_index[joining] = taken[order][np.searchsorted(new_ids[order], ids[joining])]
+        joining = index < 0
+        row_index[joining] = taken[(np.cumsum(fresh) - 1)[first_row[joining]]]
         np.bitwise_or.at(self.locks[:, L_CLASSES], row_index, 1 << pri)
-        self.regions[pri, row_index] = 0
-        for col in (R_LEFT, R_HEAD, R_TAIL):
-            self.regions[pri, row_index, col] = lo
-        self.regions[pri, row_index, R_RIGHT] = hi
-        self.regions[pri, row_index, R_SERVER_HELD] = held
-        self.regions[pri, row_index, R_PEAK] = held
+        region = np.zeros((n, N_REGION_COLS), dtype=np.int64)
+        region[:, R_LEFT] = region[:, R_HEAD] = region[:, R_TAIL] = lo
+        region[:, R_RIGHT] = hi
+        region[:, R_SERVER_HELD] = region[:, R_PEAK] = held
+        self.regions[pri, row_index] = region
         sizes = hi - lo + 1
         starts = np.repeat(lo - np.cumsum(sizes) + sizes, sizes)
         self._owner[starts + np.arange(int(sizes.sum()))] = np.repeat(
@@ -262,10 +262,11 @@ class SwitchDataPlane(SwitchCounters):
         ids = np.asarray(lock_ids, dtype=np.int64)
         return self._batch_indices(ids.reshape(-1))[0].reshape(ids.shape)
 
-    def _batch_indices(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each id's index (-1 when not resident), and which rows are the first occurrence of
-        a lock not yet resident (those get fresh indices, in row order)."""
-        resident = self.locks[:, L_LOCK_ID]
+    def _batch_indices(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each id's index (-1 when not resident); which rows are the first occurrence of a
+        lock not yet resident (those get fresh indices, in row order); and each row's first
+        occurrence of its lock. Only rows below ``ctl[C_LOCK_ROWS]`` can hold a lock."""
+        resident = self.locks[:int(self.ctl[C_LOCK_ROWS]), L_LOCK_ID]
         rows = np.flatnonzero(resident >= 0)
         order = np.argsort(resident[rows], kind="stable")
         keys, where = resident[rows][order], rows[order]
@@ -274,10 +275,10 @@ class SwitchDataPlane(SwitchCounters):
             pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
             hit = keys[pos] == ids
             index[hit] = where[pos[hit]]
-        _, first = np.unique(ids, return_index=True)
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         fresh = np.zeros(len(ids), dtype=bool)
         fresh[first] = True
-        return index, fresh & (index < 0)
+        return index, fresh & (index < 0), first[inverse.reshape(-1)]
 
     def _check_batch(self, ids: np.ndarray, pri: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                      held: np.ndarray, index: np.ndarray, fresh: np.ndarray) -> None:
