@@ -125,7 +125,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -283,6 +283,10 @@ class Rates:
     waits), ``servers`` (their CPU)."""
     p99_us: float = math.nan
     """The 99th percentile of transaction latency (:mod:`planner.latency`)."""
+    occupancy: np.ndarray = field(default_factory=lambda: np.zeros(0), compare=False,
+                                  repr=False)
+    """Per dense lock of the sample, the mean requests holding or waiting for it (the
+    Poisson mean whose tail overflows its slots, :func:`_fits`)."""
 
 
 def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
@@ -366,7 +370,8 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
                  wait_us=wait, server_utilisation=util, bound=limit,
                  p99_us=txn_quantile_us(attempt - waits + rack.read_us + rack.think_us,
                                         w_req, p_req, (resid_x + handover)[sample.lock],
-                                        sample.offsets))
+                                        sample.offsets),
+                 occupancy=occupancy)
 
 
 def _to_servers(share: np.ndarray, unseen: np.ndarray, repeat: np.ndarray) -> np.ndarray:
