@@ -9,8 +9,8 @@ requests beyond its slots overflow: the switch forwards them to the lock server,
 buffers them and pushes them back when the switch queue empties (paper section 4.3), so an
 overflowed request waits for every holder, and its transaction for it.
 
-The closed-loop model already prices this (:mod:`planner.closedloop`): the requests holding
-or waiting for lock i are Poisson with mean
+The closed-loop model already gives the share that overflows (:mod:`planner.closedloop`):
+the requests holding or waiting for lock i are Poisson with mean
 
     L_i = lam_X,i (H_X,i + h_i + w_X,i) + lam_S,i (H_S,i + w_S,i)
 
@@ -31,26 +31,34 @@ transaction's waits), and the allocation on c_i. The sizing iterates
 
     c^0 = c(trace),   c^(k+1) = max(c^k, c(q; L(allocate(c^k)))),
 
-a ratchet: c^k never decreases and is bounded by max(c(trace), N), so it reaches a fixed
-point in finitely many passes (each lock can only step up to N). Without the max the map
-can cycle: raising c_i can push lock i off the switch (Algorithm 3 takes items by
-r_i / c_i), its occupancy changes with its path, and a lowered c_i would bring it back to
-overflow. :data:`PASSES` bounds the work (a solve is seconds on a 100K-request trace); on
-TPC-C's traces (both generators, 1K-100K slots) it converged in 2-3 passes.
+with ``allocate`` the allocation of :func:`within_spare` (below): a ratchet. c^k never
+decreases and is bounded by max(c(trace), N), so it reaches a fixed point in finitely many
+passes (each lock can only step up to N). Without the max the map could cycle: raising
+c_i can change where lock i and the others live, its occupancy changes with its path, and
+a lowered c_i would bring its overflow back. :data:`PASSES` bounds the work (a solve is
+seconds on a 100K-request trace); on TPC-C's traces (both generators, 1K-100K slots) it
+reached the fixed point in 2-3 passes.
 
-What the sizing trades: where the memory does not hold every lock at its raised c_i,
-Algorithm 3 now leaves the lowest-valued locks to the lock servers (on the sketch
-generator's TPC-C nearly every lock's c_i goes from 1 to 2: a lock requested by 3 % of
-transactions, held 218 us, finds another request on it 3 % of the time). Their requests
-then load the servers' CPU instead of overflowing. The model prices that CPU but not an
-overflowed request's wait for its whole queue to empty (it routes overflow through the
-server path and no more), so it cannot weigh the two. Measured (tests/sim/test_capacity.py's
-window): with the servers' CPU not binding, the trade wins (sketch, tpcc-high, think 100 us,
-one server: 169,350 / 155,600 / 153,550 tps at 1K / 10K / 100K slots before, 197,250 /
-216,850 / 224,400 after); with it binding it loses (sketch, tpcc-low, two servers, 100K
-slots: 484,750 -> 332,850 tps at think 0). So where the model's rack is bound by its lock
-servers (``Rates.bound`` ``servers``: their utilisation over 0.9) with the raised counts,
-the trace's c_i and their allocation are kept, and the plan says so.
+Where the raised counts go: only into the memory Algorithm 3 leaves free with the trace's
+c_i (:func:`within_spare`). Letting them into Algorithm 3 itself (knapsack by r_i / c_i on
+the raised counts) was measured and not kept. On the sketch generator's TPC-C nearly every
+lock's c_i goes from 1 to 2 (a lock in 3 % of transactions, held 218 us, finds another
+request on it 3 % of the time), so half the locks leave the switch for the lock servers,
+trading overflow for the servers' CPU. The model prices that CPU but not an overflowed
+request's wait for its whole queue to empty (it routes overflow through the server path
+and no more), so it cannot weigh the two, and the simulation (tests/sim/test_capacity.py's
+window) went both ways: at tpcc-high, think 100 us, one server, 169,350 / 155,600 /
+153,550 tps at 1K / 10K / 100K slots became 197,250 / 216,850 / 224,400, but at tpcc-low,
+two servers, 100K slots 484,750 became 332,850 tps at think 0 and 471,200 became 331,750 at
+think 10 us (its plan's prediction from -11 % to +17 % off). Guarding it by the model's
+own bound (keep the trace's c_i where the lock servers bind) did not help: at think 10 us
+the model's servers were not its bound. Within the free memory no lock moves to the
+servers: at 100K slots the fall at tpcc-high, think 100 us is gone (222,100 tps, 981 locks
+overflowing where 2,514 did), tpcc-low at two servers does not lose (488,500 and 479,650
+tps), and where Algorithm 3 leaves no memory free, below the trace's sum of c_i (79K-86K
+slots on the sketch generator's traces, 56K-65K on DSLR's), plans are as before (so
+155,600 tps at 10K stays). On DSLR's TPC-C it raises 6-10 locks at 100K slots and changes
+no rate by more than a point.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.allocate import allocate, fill, knapsack_order
 from planner.closedloop import RackTiming, TxnSample, solve
 from planner.measure import parse_statistic
 
@@ -88,6 +97,29 @@ def quantile_of(statistic: str) -> float:
     return QUANTILE_FOR_MAX if level is None else level
 
 
+def within_spare(rate_rps: np.ndarray, measured: np.ndarray, priority: np.ndarray,
+                 budget: int, capacities: tuple[int, ...], policy: str = "knapsack",
+                 seed: int = 0) -> Callable[[np.ndarray], np.ndarray]:
+    """Slots per item for counts c: Algorithm 3's allocation on the trace's c_i
+    (``measured``), then the slots it leaves free, per priority class, to the items it holds
+    wholly, up to c_i each, by decreasing r_i / c_i (:func:`planner.allocate.fill`). No item
+    the trace's allocation holds is left to the lock servers."""
+    measured = np.asarray(measured, dtype=np.int64)
+    base = allocate(rate_rps, measured, priority, budget, capacities, policy, seed)
+    whole = base >= measured
+    used = np.bincount(priority, weights=base, minlength=len(capacities))
+    left = tuple(int(cap - used[p]) for p, cap in enumerate(capacities))
+    spare = int(budget - base.sum())
+
+    def items(counts: np.ndarray) -> np.ndarray:
+        extra = np.where(whole, np.maximum(counts - measured, 0), 0)
+        if spare <= 0 or not extra.any():
+            return base
+        return base + fill(knapsack_order(rate_rps, counts), extra, priority, spare, left)
+
+    return items
+
+
 @dataclass(frozen=True, eq=False)
 class Sized:
     """The fixed point: per item c_i and its slots; per dense lock of the sample its slots;
@@ -100,54 +132,47 @@ class Sized:
     converged: bool
     quantile: float
     raised: int
-    """Items whose c_i the closed loop raised above the trace's."""
-    declined: int = 0
-    """Items it would have raised, had the lock servers not bound (then none is)."""
+    """Items given more slots than the trace's c_i."""
+    wanted: int
+    """Items whose closed-loop count exceeds the trace's c_i (raised where memory was free)."""
 
     def describe(self) -> tuple[str, ...]:
-        """The plan's warning saying what the sizing changed (none when nothing)."""
-        if self.declined:
-            return (f"c_i kept as the trace measured them: sized by their closed-loop "
-                    f"occupancy ({self.declined:,} raised) the plan leaves the lock servers "
-                    f"more than their CPU carries (planner/occupancy.py)",)
-        if not self.raised:
+        """The plan's warning saying what the sizing changed (none when nothing wanted)."""
+        if not self.wanted:
             return ()
-        return (f"c_i of {self.raised:,} locks raised from the trace's to the "
-                f"{self.quantile:.3g} quantile of their closed-loop occupancy, {self.passes} "
-                f"allocation pass(es)"
-                f"{'' if self.converged else ' (not converged: the last counts kept)'} "
-                f"(planner/occupancy.py)",)
+        return (f"{self.wanted:,} locks need more slots than the trace's c_i to hold the "
+                f"{self.quantile:.3g} quantile of their closed-loop occupancy; the memory "
+                f"Algorithm 3 left free raised {self.raised:,} of them ({self.passes} "
+                f"allocation pass(es){'' if self.converged else ', not converged'}; "
+                f"planner/occupancy.py)",)
 
 
 def size_by_occupancy(measured: np.ndarray, item_lock: np.ndarray, sample: TxnSample,
                       rack: RackTiming, allocate_items: Callable[[np.ndarray], np.ndarray],
                       quantile: float, passes: int = PASSES) -> Sized:
     """The ratchet of the module doc. ``measured`` is the trace's c_i per item,
-    ``item_lock`` each item's dense lock in ``sample`` and ``allocate_items(c)`` Algorithm 3's
-    slots per item for counts ``c``; the model is solved with the rack's lock servers."""
-    contention = np.asarray(measured, dtype=np.int64)
-    slots = allocate_items(contention)
+    ``item_lock`` each item's dense lock in ``sample`` and ``allocate_items(c)`` the slots per
+    item for counts ``c`` (:func:`within_spare`); the model is solved with the rack's lock
+    servers. The plan's c_i are the counts its slots hold: max(trace c_i, slots)."""
+    target = np.asarray(measured, dtype=np.int64)
+    slots = allocate_items(target)
     per_lock = _per_lock(slots, item_lock, len(sample.lock_ids))
-    kept = (slots, per_lock)
     taken, converged = 0, False
     while taken < passes:
         taken += 1
-        rates = solve(sample, rack, per_lock)
-        sized = np.maximum(contention, occupancy_contention(
-            rates.occupancy[item_lock], measured, quantile, max(rack.clients, 1)))
-        if np.array_equal(sized, contention):
+        occupancy = solve(sample, rack, per_lock).occupancy[item_lock]
+        sized = np.maximum(target, occupancy_contention(occupancy, measured, quantile,
+                                                        max(rack.clients, 1)))
+        if np.array_equal(sized, target):
             converged = True
             break
-        contention = sized
-        slots = allocate_items(contention)
+        target = sized
+        slots = allocate_items(target)
         per_lock = _per_lock(slots, item_lock, len(sample.lock_ids))
-    if not converged:
-        rates = solve(sample, rack, per_lock)
-    raised = int(np.count_nonzero(contention > measured))
-    if raised and rates.bound == "servers":
-        return Sized(np.asarray(measured, dtype=np.int64), *kept, taken, converged, quantile,
-                     0, raised)
-    return Sized(contention, slots, per_lock, taken, converged, quantile, raised)
+    held = np.maximum(np.asarray(measured, dtype=np.int64), slots)
+    return Sized(held, slots, per_lock, taken, converged, quantile,
+                 int(np.count_nonzero(held > measured)),
+                 int(np.count_nonzero(target > measured)))
 
 
 def _per_lock(slots: np.ndarray, item_lock: np.ndarray, locks: int) -> np.ndarray:
