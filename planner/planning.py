@@ -31,7 +31,7 @@ from planner.closedloop import RackTiming, TxnSample, fewest_servers, solve
 from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
-from planner.occupancy import quantile_of, size_by_occupancy, within_spare
+from planner.occupancy import quantile_of, size_by_occupancy
 from planner.offered import closed_loop_paths_rps, closed_loop_rps, exclusive_shares
 from planner.openloop import OpenLoopClients, future_shares, open_loop_demand
 from planner.partition import keep_partition, partition_locks
@@ -277,8 +277,9 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
     sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
     sized = size_by_occupancy(
         stats.contention, np.searchsorted(sample.lock_ids, stats.lock_id), sample,
-        options.rack, within_spare(stats.rate_rps, stats.contention, stats.priority,
-                                   options.slots, capacities, options.policy, options.seed),
+        options.rack, lambda counts: allocate(stats.rate_rps, counts, stats.priority,
+                                              options.slots, capacities, options.policy,
+                                              options.seed),
         quantile_of(options.contention))
     stats = replace(stats, contention=sized.contention)
     slots, per_lock = sized.slots, sized.per_lock
