@@ -31,6 +31,7 @@ from planner.closedloop import RackTiming, TxnSample, fewest_servers, solve
 from planner.closedloop import servers_needed as model_servers_needed
 from planner.measure import LockStats, measure, parse_statistic
 from planner.migrate import PlanMigration, plan_migration
+from planner.occupancy import quantile_of, size_by_occupancy
 from planner.offered import closed_loop_paths_rps, closed_loop_rps, exclusive_shares
 from planner.openloop import OpenLoopClients, future_shares, open_loop_demand
 from planner.partition import keep_partition, partition_locks
@@ -267,16 +268,21 @@ def _one_lock_servers(trace: Trace, options: PlanOptions, sample: TxnSample,
 def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
                       options: PlanOptions, hold_us: float, live: Plan | None,
                       digest: str | None) -> tuple[Plan, np.ndarray, tuple[str, ...], LockStats]:
-    """Allocate on the trace's r_i (a uniform scale does not change Algorithm 3's choice),
+    """Allocate on the trace's r_i (a uniform scale does not change Algorithm 3's choice)
+    with each c_i sized by the closed loop's occupancy of its lock (:mod:`planner.occupancy`),
     then solve the transaction model with the locks left to the lock servers, scale r_i to
     its total and size the servers by its rule (:mod:`planner.closedloop`)."""
     assert options.rack is not None and trace.txn is not None
     capacities = tuple(geometry.priority_capacity(p) for p in range(geometry.priorities))
-    slots = allocate(stats.rate_rps, stats.contention, stats.priority, options.slots,
-                     capacities, options.policy, options.seed)
     sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
-    per_lock = np.zeros(len(sample.lock_ids))
-    np.add.at(per_lock, np.searchsorted(sample.lock_ids, stats.lock_id), slots)
+    sized = size_by_occupancy(
+        stats.contention, np.searchsorted(sample.lock_ids, stats.lock_id), sample,
+        options.rack, lambda counts: allocate(stats.rate_rps, counts, stats.priority,
+                                              options.slots, capacities, options.policy,
+                                              options.seed),
+        quantile_of(options.contention))
+    stats = replace(stats, contention=sized.contention)
+    slots, per_lock = sized.slots, sized.per_lock
     needed = model_servers_needed(sample, options.rack, per_lock)
     rates = solve(sample, options.rack, per_lock, needed or options.rack.servers)
     trace_rps = len(trace) / trace.duration_s
@@ -291,7 +297,7 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
             f"takes a transaction's waits as independent, so where hot rows share their "
             f"holders, as DSLR's TPC-C warehouse and district rows do, it predicts up to "
             f"about 30 % too little, more on transactions of 50 locks or more, see "
-            f"planner/closedloop.py)",)
+            f"planner/closedloop.py)", *sized.describe())
     return plan, slots, said, scaled
 
 
