@@ -28,7 +28,8 @@ GRID = [(w, t, s) for w in WORKLOADS for t in THINK_US for s in SLOTS]
 HOLDS = ({("tpcc-low", 100, s) for s in (1000, 10_000, 100_000)}
          | {("tpcc-low", 10, s) for s in (1000, 3000, 10_000, 100_000)}
          | {("tpcc-low", 100, 3000), ("tpcc-low+sketch", 10, 1000),
-            ("tpcc-low+sketch", 10, 3000), ("tpcc-low+sketch", 10, 100_000)}
+            ("tpcc-low+sketch", 10, 3000), ("tpcc-low+sketch", 10, 10_000),
+            ("tpcc-low+sketch", 10, 100_000)}
          | {("tpcc-high", 10, s) for s in SLOTS}
          | {(w, t, s) for w in WORKLOADS if w.startswith("micro")
             for t in THINK_US for s in SLOTS})
