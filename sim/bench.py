@@ -59,7 +59,8 @@ def micro_config(duration_s: float) -> Config:
 @dataclass(frozen=True)
 class Phases:
     """One timed run: granted requests, events handled, the CPU seconds of each phase and
-    the wall-clock seconds of setup and of the rest (loop and results)."""
+    the wall-clock seconds of setup and of the rest (loop and results); ``folded``: events
+    handled without the event queue (the fast engine's folded grant arrivals)."""
 
     granted: int
     events: int
@@ -68,6 +69,7 @@ class Phases:
     results_s: float
     setup_wall_s: float
     run_wall_s: float
+    folded: int = 0
 
     @property
     def loop_rps(self) -> float:
@@ -103,7 +105,8 @@ def timed_phases(build_model: Callable[[], object], run_loop: Callable[[object],
     if summary["violations"]:
         raise RuntimeError(f"bench run: {summary['violations']} safety violations")
     return Phases(granted=summary["granted"], events=summary["events"], setup_s=t1 - t0,
-                  loop_s=t2 - t1, results_s=t3 - t2, setup_wall_s=w1 - w0, run_wall_s=w3 - w1)
+                  loop_s=t2 - t1, results_s=t3 - t2, setup_wall_s=w1 - w0, run_wall_s=w3 - w1,
+                  folded=summary.get("folded", 0))
 
 
 def simpy_run(duration_s: float, cached: bool = False) -> Phases:

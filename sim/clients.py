@@ -63,13 +63,13 @@ from netlock.client import (
     starts_burst,
 )
 from netlock.txn_context import (
-    AS_EVENT,
     BEGIN_LATER,
     COMMIT_NOW,
     GIVE_UP,
     LEASE_OVER,
     MORE,
     SETTLE_NOW,
+    TAKE_NOW,
     TIMER_ABORT,
     TIMER_REARM,
     X_ABORTS,
@@ -328,10 +328,10 @@ class Client(FaultyLinks):
                             self.instant, self.fast)
         if action == SETTLE_NOW:
             self.commit_one(req, t)
-        elif action == AS_EVENT:
-            self.deliver_at(req, self.grant_handlers, t)
-        else:
+        elif action == TAKE_NOW:
             self.granted(req, t)
+        else:
+            self.deliver_at(req, self.grant_handlers, t)
 
     def commit_one(self, req: Req, t: float) -> None:
         """:meth:`receive`'s inline path: the grant ``req`` completes a one-lock attempt at

@@ -60,6 +60,7 @@ from sim.bench import (
 )
 from sim.core.pilot import forget_pilots
 from sim.fast.simulate_fast import build, simulate_fast, summarise
+from sim.fast.state import K_FOLDED
 from sim.native.reference import NativeLoop, NativeRun, compiler
 from sim.paper.experiment_file import CONFIG_DIR
 from sim.simulate_simpy import simulate
@@ -99,7 +100,7 @@ def timed_run(cfg: Config) -> Phases:
 
     def results(model: object) -> dict:
         model.close(end_us)
-        return summarise(model, 0.0).summary
+        return {**summarise(model, 0.0).summary, "folded": int(model.rack.cnt[K_FOLDED])}
 
     return timed_phases(lambda: build(cfg), loop, results, forget_pilots)
 
@@ -116,7 +117,10 @@ def tpcc_result(quick: bool, native_events_per_s: float | None) -> BenchResult:
     cpu = run_.setup_s + (run_.loop_s + run_.results_s) / duration_s
     scaled = "" if duration_s == 1.0 else f", loop and results of {duration_s * 1e3:g} ms scaled"
     events = run_.events / duration_s
-    note = (f"{run_.granted / duration_s / 1e6:.1f}M requests per simulated second; "
+    note = (f"{run_.granted / duration_s / 1e6:.1f}M requests per simulated second, "
+            f"{run_.events / run_.granted:.2f} events a request, "
+            f"{(run_.events - run_.folded) / run_.granted:.2f} of them queued (grant arrivals "
+            "before a transaction's last are folded); "
             f"{value:.1f} wall s; {cpu:.1f} CPU s: setup {run_.setup_s:.2f}, loop "
             f"{run_.loop_s:.2f}, results {run_.results_s:.2f}{scaled}")
     if not native_events_per_s:

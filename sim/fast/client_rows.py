@@ -30,12 +30,13 @@ import numpy as np
 
 from netlock.client import HAND_BACK, NOT_HELD, USE, attempt_timeout_us, starts_burst
 from netlock.txn_context import (
-    AS_EVENT,
     BEGIN_LATER,
     COMMIT_NOW,
+    FOLD_NOW,
     GIVE_UP,
     LEASE_OVER,
     MORE,
+    SETTLE_NOW,
     TAKE_NOW,
     TIMER_ABORT,
     TIMER_REARM,
@@ -63,6 +64,9 @@ from sim.fast.state import (
     CF_TXN_START,
     CF_UP_LAST,
     CI_ATTEMPT,
+    CI_FOLD_KEY,
+    CI_FOLD_SEQ,
+    CI_GRANT_EVENTS,
     CI_NEED,
     CI_NHELD,
     CI_NLOCKS,
@@ -87,6 +91,7 @@ from sim.fast.state import (
     I_SEED,
     I_TIMED,
     K_COPIES,
+    K_FOLDED,
     K_HANDBACKS,
     K_IGNORED,
     K_NEED_TXN,
@@ -483,11 +488,10 @@ def stale_grant(r: RackArrays, h: int, now: float) -> None:
         free_request(r, h)
 
 
-@fast_jit
-def on_grant(r: RackArrays, h: int, now: float) -> None:
-    """A grant arrived (an event): use it, ignore it or hand it back
-    (:func:`netlock.client.grant_verdict`)."""
-    c = r.ri[h, RI_CLIENT]
+@fast_jit_inline
+def _verdict(r: RackArrays, h: int, c: int) -> int:
+    """What client ``c`` does with the grant of request ``h`` now: use, ignore or hand it
+    back (:func:`netlock.txn_context.grant_action`)."""
     held_slot = NOT_HELD
     txn = r.ri[h, RI_TXN]
     held_txn = r.held_txn[c]
@@ -495,8 +499,18 @@ def on_grant(r: RackArrays, h: int, now: float) -> None:
         if held_txn[k] == txn:
             held_slot = r.ri[r.held[c, k], RI_SLOT]
             break
-    verdict = grant_action(r.ci[c], r.ri[h, RI_ATTEMPT], r.ri[h, RI_OP] == 0, held_slot,
-                           r.ri[h, RI_SLOT])
+    return grant_action(r.ci[c], r.ri[h, RI_ATTEMPT], r.ri[h, RI_OP] == 0, held_slot,
+                        r.ri[h, RI_SLOT])
+
+
+@fast_jit
+def on_grant(r: RackArrays, h: int, now: float) -> None:
+    """A grant arrived (an event): use it, ignore it or hand it back
+    (:func:`netlock.client.grant_verdict`)."""
+    c = r.ri[h, RI_CLIENT]
+    if not r.pi[I_FAULTY]:
+        r.ci[c, CI_GRANT_EVENTS] -= 1
+    verdict = _verdict(r, h, c)
     if verdict == USE:
         granted_inline(r, h, now)
     elif verdict == HAND_BACK:
@@ -532,7 +546,11 @@ def receive_faulty(r: RackArrays, h: int, t: float) -> None:
 @fast_jit
 def receive(r: RackArrays, h: int, t: float, granted_at: float) -> None:
     """A grant made at ``granted_at`` reaches its client at ``t`` over its FIFO down link
-    (:meth:`sim.clients.Client.receive`, including its inline one-lock commit)."""
+    (:meth:`sim.clients.Client.receive`, including its inline one-lock commit). A grant
+    before the attempt's last is folded (:data:`netlock.txn_context.FOLD_NOW`): held from
+    ``t`` without an event, the sequence number its arrival would have had taken, so that
+    the last grant is handled at once only where it would have been with every arrival
+    scheduled (and a run's ``events`` stays the count of the model's events)."""
     c = r.ri[h, RI_CLIENT]
     lease_end = math.floor(granted_at) + r.pf[P_LEASE_CLIENT]
     r.rf[h, RF_LEASE_END] = lease_end
@@ -549,10 +567,20 @@ def receive(r: RackArrays, h: int, t: float, granted_at: float) -> None:
         return
     action = on_arrival(r.ci[c], r.cf[c], r.ri[h, RI_ATTEMPT], r.ri[h, RI_OP] == 0, t,
                         lease_end, r.pi[I_INSTANT] != 0, r.pi[I_FAST] != 0)
-    if action == TAKE_NOW:
-        granted(r, h, t)
-        return
-    if action == AS_EVENT:
+    if action != SETTLE_NOW:
+        ci = r.ci[c]
+        if action == FOLD_NOW:
+            if ci[CI_GRANT_EVENTS] == 0 and _verdict(r, h, c) == USE:
+                ci[CI_FOLD_SEQ] = heap.take_seq(r.heap)
+                ci[CI_FOLD_KEY] = np.float64(t).view(np.int64)
+                r.cnt[K_FOLDED] += 1
+                granted_inline(r, h, t)
+                return
+        elif action == TAKE_NOW and heap.runs_before_now(r.heap, ci[CI_FOLD_KEY],
+                                                         ci[CI_FOLD_SEQ]):
+            granted(r, h, t)
+            return
+        ci[CI_GRANT_EVENTS] += 1
         heap.push(r.heap, t, E_GRANT, h, 0)
         return
     record_use(r, h, t, t)

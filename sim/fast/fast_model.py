@@ -54,6 +54,7 @@ from sim.fast.state import (
     CF_TIMER_AT,
     CF_TXN_START,
     CF_WINDOW,
+    CI_FOLD_KEY,
     CI_NEED,
     CI_PRIORITY,
     CI_TENANT,
@@ -534,6 +535,7 @@ def client_arrays(config: Config, spec: RunSpec, longest: int) -> dict[str, np.n
     ci = np.zeros((n, N_CI), dtype=np.int64)
     ci[:, CI_TENANT] = list(config.client_tenants)
     ci[:, CI_PRIORITY] = spec.priorities
+    ci[:, CI_FOLD_KEY] = -1
     cf = np.zeros((n, N_CF))
     cf[:, CF_GAP] = [1e6 / rate for rate in nic_shares_rps(n, cl.machines, cl.rate_rps)]
     cf[:, CF_DEADLINE] = math.inf

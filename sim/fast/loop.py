@@ -14,7 +14,7 @@ import numpy as np
 from netlock.lockserver.server_state import CN_DENSE, CN_NFREE
 from sim.fast import client_rows, heap, open_loop_rows, rack_arrays
 from sim.fast._fast_jit import fast_jit, fast_jit_inline, fast_jit_nogil
-from sim.fast.heap import Q_SIZE
+from sim.fast.heap import Q_NOW_KEY, Q_NOW_SEQ, Q_SIZE
 from sim.fast.prefetch import prefetch_row, warm_switch_slot
 from sim.fast.state import (
     E_BEGIN,
@@ -116,6 +116,8 @@ def run(r: RackArrays, until_us: float) -> int:
         now = h.t[0]
         if now >= until_us:
             return DONE
+        h.cnt[Q_NOW_KEY] = h.key[0]
+        h.cnt[Q_NOW_SEQ] = h.seq[0]
         slot = heap.pop(h)
         kind = h.ev_kind[slot]
         a = h.ev_a[slot]

@@ -80,7 +80,10 @@ CI_ATTEMPT, CI_NLOCKS, CI_PENDING, CI_NHELD, CI_ABORTS = (X_ATTEMPT, X_NLOCKS, X
                                                           X_NHELD, X_ABORTS)
 CI_SENT = X_SENT  # open loop: packets sent in the current send window
 CI_TENANT, CI_PRIORITY, CI_TX_NEXT, CI_TX_N, CI_TX_OFF, CI_NEED = range(N_X, N_X + 6)
-N_CI = N_X + 6
+# grant arrivals of the client on the heap; the heap key and sequence number of the last grant
+# folded (netlock.txn_context.FOLD_NOW: sim.fast.client_rows.receive), its arrival unscheduled
+CI_GRANT_EVENTS, CI_FOLD_KEY, CI_FOLD_SEQ = range(N_X + 6, N_X + 9)
+N_CI = N_X + 9
 CF_TXN_START, CF_NEXT_START, CF_DEADLINE, CF_TIMER_AT = (XF_TXN_START, XF_NEXT_START,
                                                          XF_DEADLINE, XF_TIMER_AT)
 CF_WINDOW = XF_WINDOW  # open loop: start of the current send window (us)
@@ -98,7 +101,8 @@ N_SF = N_SV + 2
  K_SERVER_DROPS, K_SWITCH_EXPIRED, K_NEED_TXN, K_BAD_FREE) = range(12)
 K_FAULT, K_COPIES, K_REORDERED, K_IGNORED, K_HANDBACKS = 12, 13, 14, 15, 16
 K_OL_SENT, K_OL_DROPPED = 17, 18  # open loop: acquires sent before P_OL_CUTOFF, RX-dropped
-N_CNT = 19
+K_FOLDED = 19  # grant arrivals handled without an event (sim.fast.client_rows.receive)
+N_CNT = 20
 
 # parameters: pf[:] float64, pi[:] int64
 (P_HALF_RTT, P_PASS_US, P_PASS_GAP, P_THINK, P_LEASE_CLIENT, P_TIMEOUT, P_GAP_PER_LOCK,

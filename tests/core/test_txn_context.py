@@ -21,6 +21,7 @@ from netlock.txn_context import (
     BEGIN_NOW,
     COMMIT_LATER,
     COMMIT_NOW,
+    FOLD_NOW,
     GIVE_UP,
     LEASE_OVER,
     MORE,
@@ -228,6 +229,18 @@ def test_arrivals_are_handled_at_once_only_for_the_last_grant_in_time():
     assert on_arrival(ci, cf, a - 1, True, 5.0, 100.0, True, True) == AS_EVENT  # stale
     assert on_arrival(ci, cf, a, False, 5.0, 100.0, True, True) == AS_EVENT  # a release
     assert on_arrival(ci, cf, a, True, 5.0, 100.0, False, True) == AS_EVENT  # thinks first
+
+
+def test_a_grant_before_the_last_may_be_folded_only_within_its_lease_and_deadline():
+    ci, cf = new_row()
+    start_attempt(ci, cf, 0.0, 10.0, 2, 0.0)
+    a = ci[X_ATTEMPT]
+    for instant in (True, False):
+        assert on_arrival(ci, cf, a, True, 5.0, 100.0, instant, True) == FOLD_NOW
+    assert on_arrival(ci, cf, a, True, 5.0, 5.0, True, True) == AS_EVENT  # lease over
+    assert on_arrival(ci, cf, a, True, 10.0, 100.0, True, True) == AS_EVENT  # past deadline
+    assert take_grant(ci, cf, 5.0, 100.0, True) == MORE
+    assert on_arrival(ci, cf, a, True, 6.0, 100.0, True, True) == TAKE_NOW  # now the last
 
 
 def test_a_duplicated_grant_is_ignored_and_a_late_one_handed_back_only_while_leased():
