@@ -319,7 +319,7 @@ def core_of(r: RackArrays, lock: int) -> int:
     return rss_core(lock, r.pi[I_CORES])
 
 
-@fast_jit
+@fast_jit_inline
 def _deliver(r: RackArrays, s: int, kind: int, value: int, depart: float,
              now: float) -> None:
     """A server's packet leaves it at ``depart`` (us): a grant (request row ``value``) goes
@@ -336,14 +336,14 @@ def _deliver(r: RackArrays, s: int, kind: int, value: int, depart: float,
         heap.push(r.heap, at, E_PUSH, value, 0)
 
 
-@fast_jit
+@fast_jit_inline
 def _flush(r: RackArrays, s: int, core: int, n: int, depart: float, now: float) -> None:
     """The first ``n`` packets of core ``core``'s TX buffer leave at ``depart``."""
     for i in range(n):
         _deliver(r, s, r.tx_buf[s, core, i, 0], r.tx_buf[s, core, i, 1], depart, now)
 
 
-@fast_jit
+@fast_jit_inline
 def _send(r: RackArrays, s: int, core: int, kind: int, value: int, t: float,
           now: float) -> None:
     """Core ``core`` sends a packet when done with its cause at ``t`` (us): through its TX
