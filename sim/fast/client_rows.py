@@ -361,7 +361,7 @@ def begin_txn(r: RackArrays, c: int, now: float) -> None:
     send_burst(r, c, next_txn(r, c, now, 0), now)
 
 
-@fast_jit
+@fast_jit_inline
 def end_uses(r: RackArrays, c: int, now: float) -> tuple[int, bool]:
     """Record every held lock's use; the releases go to ``r.burst`` (their count is
     returned) and whether every lock was still leased."""
@@ -400,8 +400,8 @@ def commit(r: RackArrays, c: int, attempt: int, now: float) -> None:
         if at < INF:
             heap.push(r.heap, at, E_BEGIN, c, 0)
     else:
-        count = next_txn(r, c, now, count)
-    send_burst(r, c, count, now)
+        count = next_txn_inline(r, c, now, count)
+    send_burst_inline(r, c, count, now)
 
 
 @fast_jit
