@@ -404,6 +404,10 @@ def commit(r: RackArrays, c: int, attempt: int, now: float) -> None:
     send_burst_inline(r, c, count, now)
 
 
+commit_inline = inlined(commit)
+"""The same, inlined into the event loop (a commit after the data read or think time)."""
+
+
 @fast_jit
 def abort(r: RackArrays, c: int, now: float) -> None:
     """Give up the current attempt: release what is held, then retry the transaction."""

@@ -141,7 +141,7 @@ def run(r: RackArrays, until_us: float) -> int:
         elif kind == E_TIMER:
             client_rows.on_timer(r, a, now)
         elif kind == E_COMMIT:
-            client_rows.commit(r, a, b, now)
+            client_rows.commit_inline(r, a, b, now)
         elif kind == E_BEGIN:
             client_rows.begin_txn(r, a, now)
         elif kind == E_RETRY:
@@ -151,7 +151,7 @@ def run(r: RackArrays, until_us: float) -> int:
         elif kind == E_RESEND:
             client_rows.resend(r, a, now)
         elif kind == E_DRAIN:
-            rack_arrays.server_drain(r, a, b, now)
+            rack_arrays.server_drain_inline(r, a, b, now)
         elif kind == E_OPEN:
             open_loop_rows.send_next(r, a, b, now)
         elif kind == E_CL_DRAIN:

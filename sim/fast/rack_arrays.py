@@ -377,6 +377,10 @@ def server_drain(r: RackArrays, sc: int, seq: int, now: float) -> None:
         _flush(r, s, core, n, row[txburst.TX_DUE], now)
 
 
+server_drain_inline = inlined(server_drain)
+"""The same, inlined into the event loop (a lock server core's TX drain timer)."""
+
+
 @fast_jit
 def _server_actions(r: RackArrays, s: int, n: int, t: float, now: float, core: int) -> None:
     """Server ``s``'s ``n`` action rows, from the packet its core ``core`` is done with at
