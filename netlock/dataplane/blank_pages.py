@@ -27,6 +27,11 @@ TEMPLATE_AFTER = 2
 (the pilot's and its own), and the file (about 7 ms for 18 MB, a written copy 1-3 ms) pays
 back only over several more."""
 
+MAX_FILES = 12
+"""Files kept (the least recently used closed beyond): a switch geometry has three (locks,
+regions, slots; 18-34 MB in all at 100K slots), and a sweep over many geometries must not
+hold one set for each. A mapping made from a closed file stays valid."""
+
 _made: dict[Hashable, int] = {}
 _files: dict[Hashable, tuple[int, tuple[int, ...], np.dtype]] = {}
 
@@ -43,7 +48,10 @@ def blank_copy(key: Hashable, make: Callable[[], np.ndarray], written: bool = Fa
             _made[key] = _made.get(key, 0) + 1
             if _made[key] > TEMPLATE_AFTER:
                 _files[key] = (_file_of(array), array.shape, array.dtype)
+                if len(_files) > MAX_FILES:
+                    os.close(_files.pop(next(iter(_files)))[0])
         return array
+    _files[key] = _files.pop(key)
     fd, shape, dtype = kept
     pages = mmap.mmap(fd, int(np.prod(shape)) * dtype.itemsize, access=mmap.ACCESS_COPY)
     return np.frombuffer(pages, dtype=dtype).reshape(shape)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from netlock.dataplane import blank_pages
-from netlock.dataplane.blank_pages import TEMPLATE_AFTER, blank_copy
+from netlock.dataplane.blank_pages import MAX_FILES, TEMPLATE_AFTER, blank_copy
 from netlock.dataplane.registers import WRITTEN_SHARE, new_state
 from netlock.dataplane.switch import SwitchDataPlane
 from netlock.geometry import SwitchGeometry
@@ -62,3 +62,20 @@ def test_switch_state_same_however_made(locks_expected: int) -> None:
     empty = switches[1].snapshot()
     for name, array in SwitchDataPlane(geometry).snapshot().items():
         np.testing.assert_array_equal(empty[name], array)
+
+
+@pytest.mark.skipif(not blank_pages._can_map(), reason="no in-memory files here")
+def test_files_kept_are_bounded_and_copies_outlive_them() -> None:
+    first = ("test-first", object())
+    for _ in range(TEMPLATE_AFTER + 2):
+        early = blank_copy(first, make)
+    for k in range(MAX_FILES + 1):
+        key = ("test-many", k, object())
+        for _ in range(TEMPLATE_AFTER + 1):
+            blank_copy(key, make)
+    assert len(blank_pages._files) <= MAX_FILES
+    assert first not in blank_pages._files
+    early[0, 1] = 9
+    expected = make()
+    expected[0, 1] = 9
+    np.testing.assert_array_equal(early, expected)
