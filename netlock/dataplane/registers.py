@@ -19,8 +19,11 @@ Columns marked *table data* are the match-action table's action data, not regist
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from netlock.dataplane.blank_pages import blank_copy
 from netlock.geometry import SwitchGeometry
 
 # locks[i, :] ------------------------------------------------------------------------------
@@ -138,27 +141,51 @@ def register_name(reg: int) -> str:
     return f"{REGION_REGISTER_NAMES[r]}[class {c}]"
 
 
-def new_state(geometry: SwitchGeometry, max_tenants: int,
-              trace_capacity: int) -> dict[str, np.ndarray]:
+WRITTEN_SHARE = 1 / 8
+"""A copy-on-write page costs several times what writing it afresh does
+(:mod:`netlock.dataplane.blank_pages`)."""
+
+
+def new_state(geometry: SwitchGeometry, max_tenants: int, trace_capacity: int,
+              locks_expected: int = 0) -> dict[str, np.ndarray]:
     """Fresh, empty ``locks``, ``regions``, ``slots``, ``tenants`` and ``ctl`` arrays: the
-    state :func:`clear_state` leaves, written only where it is not zero (the arrays of the
-    paper's 100K slots are tens of MB: a second pass over them doubled the construction).
+    state :func:`clear_state` leaves. The register rows (tens of MB for the paper's 100K
+    slots) are copy-on-write copies of one written set per geometry
+    (:mod:`netlock.dataplane.blank_pages`): a page costs only when first written.
 
     A lock needs at least one slot, so the lock index space has ``total_slots`` entries.
     ``trace_capacity`` is the number of register accesses the trace can hold (0 = off).
+    ``locks_expected``: locks about to be installed; from :data:`WRITTEN_SHARE` of the rows
+    on, the rows are written (most of their pages would be copied anyway).
     """
-    n = geometry.total_slots
-    locks = np.zeros((n, N_LOCK_COLS), dtype=np.int64)
-    regions = np.zeros((geometry.priorities, n, N_REGION_COLS), dtype=np.int64)
-    slots = np.zeros((n, N_SLOT_COLS), dtype=np.int64)
-    slots[:, S_ARRAY] = geometry.slot_array
+    written = locks_expected >= WRITTEN_SHARE * geometry.total_slots
     tenants = np.zeros((max_tenants, N_TENANT_COLS), dtype=np.int64)
     ctl = np.zeros(C_HEADER + 3 * trace_capacity, dtype=np.int64)
     ctl[C_TRACE_ON] = int(trace_capacity > 0)
+    rows = {name: blank_copy((name, geometry), partial(make, geometry), written)
+            for name, make in (("locks", _empty_locks), ("regions", _empty_regions),
+                               ("slots", _empty_slots))}
+    return {**rows, "tenants": tenants, "ctl": ctl}
+
+
+def _empty_locks(geometry: SwitchGeometry) -> np.ndarray:
+    locks = np.zeros((geometry.total_slots, N_LOCK_COLS), dtype=np.int64)
     locks[:, L_LOCK_ID] = -1
+    return locks
+
+
+def _empty_regions(geometry: SwitchGeometry) -> np.ndarray:
+    regions = np.zeros((geometry.priorities, geometry.total_slots, N_REGION_COLS),
+                       dtype=np.int64)
     regions[:, :, R_LEFT] = -1
     regions[:, :, R_RIGHT] = -2
-    return {"locks": locks, "regions": regions, "slots": slots, "tenants": tenants, "ctl": ctl}
+    return regions
+
+
+def _empty_slots(geometry: SwitchGeometry) -> np.ndarray:
+    slots = np.zeros((geometry.total_slots, N_SLOT_COLS), dtype=np.int64)
+    slots[:, S_ARRAY] = geometry.slot_array
+    return slots
 
 
 def clear_state(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray) -> None:

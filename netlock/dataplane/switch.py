@@ -86,18 +86,20 @@ class SwitchDataPlane(SwitchCounters):
     own it: duplicated and stale releases are dropped) or ``"none"`` (the paper's rule: a
     shared release dequeues the granted head, whoever holds it);
     ``trace_capacity`` > 0 records that many register accesses for pass checks (the
-    kernels then get ``ctl`` as their ``trace``; otherwise None, and no tracing cost).
+    kernels then get ``ctl`` as their ``trace``; otherwise None, and no tracing cost);
+    ``locks_expected``, the locks the caller is about to install, only chooses how the
+    empty registers are made (:func:`netlock.dataplane.registers.new_state`).
     """
 
     def __init__(self, geometry: SwitchGeometry, *, max_tenants: int = 64,
                  quota_policy: str = "drop", release_check: str = "owner",
-                 trace_capacity: int = 0) -> None:
+                 trace_capacity: int = 0, locks_expected: int = 0) -> None:
         if quota_policy not in QUOTA_POLICIES:
             raise ValueError(f"quota_policy: must be drop or defer, got {quota_policy!r}")
         if release_check not in RELEASE_CHECKS:
             raise ValueError(f"release_check: must be owner or none, got {release_check!r}")
         self.geometry = geometry
-        state = new_state(geometry, max_tenants, trace_capacity)
+        state = new_state(geometry, max_tenants, trace_capacity, locks_expected)
         self.locks: np.ndarray = state["locks"]
         self.regions: np.ndarray = state["regions"]
         self.slots: np.ndarray = state["slots"]
@@ -112,7 +114,10 @@ class SwitchDataPlane(SwitchCounters):
         self.out = np.empty((2 * geometry.total_slots + 2, N_OUT_COLS), dtype=np.int64)
         self.expired_total = 0
         self.last_expired = 0
-        self._rebuild_table()
+        self._rows_of: dict[int, int] | None = None
+        self._free = np.arange(geometry.total_slots - 1, -1, -1, dtype=np.int64)
+        self._n_free = geometry.total_slots
+        self._owner = np.full(geometry.total_slots, -1, dtype=np.int64)
 
     # --- data plane ------------------------------------------------------------------------
 
@@ -464,14 +469,14 @@ class SwitchDataPlane(SwitchCounters):
         engine) never needs it, and a TPC-C plan's 33K locks took 1.7 ms of a run's 13 ms
         setup to enter (issue 32)."""
         if self._rows_of is None:
-            ids = self.locks[:, L_LOCK_ID]
+            ids = self.locks[:int(self.ctl[C_LOCK_ROWS]), L_LOCK_ID]
             rows = np.flatnonzero(ids >= 0)
             self._rows_of = dict(zip(ids[rows].tolist(), rows.tolist(), strict=True))
         return self._rows_of
 
     def _rebuild_table(self) -> None:
         ids = self.locks[:, L_LOCK_ID]
-        self._rows_of: dict[int, int] | None = None
+        self._rows_of = None
         free = np.flatnonzero(ids < 0)[::-1]
         self._free = np.empty(len(ids), dtype=np.int64)
         self._free[:len(free)] = free

@@ -52,13 +52,15 @@ def send_window_phases(start_rng: np.random.Generator, n_clients: int) -> list[f
     return start_rng.uniform(0.0, SEND_WINDOW_US, n_clients).tolist()
 
 
-def switch_dataplane(cfg: Config) -> SwitchDataPlane:
+def switch_dataplane(cfg: Config, locks_expected: int = 0) -> SwitchDataPlane:
     """An empty switch of ``cfg``'s geometry with its tenants' quotas (requests per quota
-    window, at least one), quota policy and release check."""
+    window, at least one), quota policy and release check; ``locks_expected`` (the plan's
+    entries about to be installed) only chooses how its empty registers are made."""
     max_tenant = max(t.id for t in cfg.tenants)
     dataplane = SwitchDataPlane(cfg.geometry, max_tenants=max(64, max_tenant + 1),
                                 quota_policy=cfg.switch.quota_action,
-                                release_check=cfg.switch.release_check)
+                                release_check=cfg.switch.release_check,
+                                locks_expected=locks_expected)
     for tenant in cfg.tenants:
         if tenant.quota_rps > 0:
             per_window = tenant.quota_rps * cfg.switch.quota_window_us / 1e6

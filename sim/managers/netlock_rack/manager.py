@@ -77,7 +77,8 @@ class NetLockManager:
 
     def new_switch(self) -> SwitchNode:
         cfg = self.cfg
-        return SwitchNode(self, switch_dataplane(cfg), cfg.switch.pass_us, cfg.switch.rate_pps)
+        return SwitchNode(self, switch_dataplane(cfg, len(self.plan.entries.lock_id)),
+                          cfg.switch.pass_us, cfg.switch.rate_pps)
 
     def install_plan(self, node: SwitchNode) -> None:
         """Give every switch-resident lock of the plan its queue regions."""
