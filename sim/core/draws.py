@@ -6,11 +6,22 @@ one, the fast engine keeps them in arrays, and both, handling packets in the sam
 see the same delays, losses, copies and reorderings. A hop's delay is half the round trip
 plus normal noise of standard deviation ``jitter_us`` (clipped at zero), negative when the
 packet is lost (us).
+
+The normal delays are drawn by compiled code, from the same generator and in the same order
+as NumPy's ``standard_normal`` draws them (numba's ``np.random.Generator`` support runs
+NumPy's ziggurat on the generator's own bit stream), scaled, shifted and clipped as NumPy's
+three passes do, in one pass: the same floats, 3.3x faster (8.9 -> 2.7 ns a delay, medians
+of 7; the fast engine's microbenchmark loop took 11 % less CPU, issue 32).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
+
 import numpy as np
+
+from netlock.dataplane._kernel_jit import JIT_ENABLED, kernel_nogil
 
 BLOCK = 1 << 15
 FAULT_STREAM = 2
@@ -25,14 +36,40 @@ def draw_hops(rng: np.random.Generator, half_rtt_us: float, jitter_us: float, lo
     for at in range(0, len(out), step):
         block = out[at:at + step]
         if jitter_us > 0:
-            rng.standard_normal(out=block)
-            block *= jitter_us
-            block += half_rtt_us
-            np.maximum(block, 0.0, out=block)
+            normal_hops()(rng, half_rtt_us, jitter_us, block)
         else:
             block[:] = half_rtt_us
         if loss > 0:
             block[rng.random(len(block)) < loss] = -1.0
+
+
+def numpy_normal_hops(rng: np.random.Generator, half_rtt_us: float, jitter_us: float,
+                      out: np.ndarray) -> None:
+    """Fill ``out`` with ``max(half_rtt_us + jitter_us * N(0, 1), 0)`` (us), NumPy pass by
+    pass: what :func:`compiled_normal_hops` computes, used when the JIT is off."""
+    rng.standard_normal(out=out)
+    out *= jitter_us
+    out += half_rtt_us
+    np.maximum(out, 0.0, out=out)
+
+
+def compiled_normal_hops(rng: np.random.Generator, half_rtt_us: float, jitter_us: float,
+                         out: np.ndarray) -> None:
+    """:func:`numpy_normal_hops` value by value: the same draws and the same two roundings
+    (a product, then a sum; never fused), so the same floats."""
+    for i in range(out.shape[0]):
+        delay = rng.standard_normal() * jitter_us + half_rtt_us
+        out[i] = delay if delay >= 0.0 else 0.0
+
+
+@cache
+def normal_hops() -> Callable[[np.random.Generator, float, float, np.ndarray], None]:
+    """The compiled :func:`compiled_normal_hops` (compiled or loaded from numba's cache on
+    first use, so that what never draws hops never imports numba), or
+    :func:`numpy_normal_hops` with the JIT off."""
+    if JIT_ENABLED:
+        return kernel_nogil(compiled_normal_hops)
+    return numpy_normal_hops
 
 
 def fault_rng(seed_key: object) -> np.random.Generator:

@@ -329,14 +329,19 @@ class FastModel:
     def refill_hops(self) -> None:
         """Drop the whole blocks of hop delays already used, moving the rest to the front,
         and draw as many new blocks after them (block boundaries stay where
-        :class:`sim.network.Network` has them, so lossy draws come out the same)."""
+        :class:`sim.network.Network` has them, so lossy draws come out the same). On demand
+        they are drawn in place, not into a fresh block then copied in."""
         r = self.rack
         done = int(r.cnt[K_HOP]) // BLOCK * BLOCK
         keep = len(r.hops) - done
         r.hops[:keep] = r.hops[done:]
-        for at, block in zip(range(keep, len(r.hops), BLOCK),
-                             self.hop_blocks.take((len(r.hops) - keep) // BLOCK), strict=True):
-            r.hops[at:at + BLOCK] = block
+        if self.hop_blocks.ahead:
+            for at, block in zip(range(keep, len(r.hops), BLOCK),
+                                 self.hop_blocks.take(done // BLOCK), strict=True):
+                r.hops[at:at + BLOCK] = block
+        else:
+            net = self.config.network
+            draw_hops(self.net_rng, net.rtt_us / 2.0, net.jitter_us, net.loss, r.hops[keep:])
         r.cnt[K_HOP] -= done
 
     def refill_faults(self) -> None:
