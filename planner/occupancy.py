@@ -10,17 +10,14 @@ buffers them and pushes them back when the switch queue empties (paper section 4
 overflowed request waits for every holder, and its transaction for it.
 
 The closed-loop model already gives the share that overflows (:mod:`planner.closedloop`):
-the requests holding or waiting for lock i are Poisson with mean
-
-    L_i = lam_X,i (H_X,i + h_i + w_X,i) + lam_S,i (H_S,i + w_S,i)
-
-(Little's law per mode, ``Rates.occupancy``), and a request finds a free one of s_i slots
-with probability P(N <= s_i - 1), N ~ Poisson(L_i) (PASTA; ``_fits``). The sizing takes the
-arrival rates lam at each lock's expected future rate, lam_i x w_i with w_i its expected
+its replay of the transactions (:mod:`planner.grant_recursion`) gives each lock's occupancy
+L_i, the time-averaged number of requests holding or waiting for it (``Rates.occupancy``).
+The sizing takes it at each lock's expected future rate, w_i L_i with w_i its expected
 future requests per sampled one (:meth:`TxnSample.lock_weight`, the regression to the mean
 the model's switch share already uses): most of a TPC-C trace's locks were drawn once or
 twice, and a lock drawn twice in 1,102 transactions is not asked for twice as often as one
-drawn once. So the slot count at which a share q of lock i's requests fit is
+drawn once. Taking the requests on a lock as Poisson of that mean, the slot count at which a
+share q of lock i's requests fit is
 
     c_i(q) = 1 + F^-1(q; w_i L_i),   F^-1 the Poisson quantile function,
 

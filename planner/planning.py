@@ -293,11 +293,9 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
             f"rack carries: {options.rack.clients} transaction contexts cycling every "
             f"{rates.cycle_us:.3g} us ({rates.wait_us:.3g} us of it waiting for locks; "
             f"limited by {rates.bound}) complete {rates.txn_rps:,.0f} transactions/s, "
-            f"{rates.total_rps:,.0f} rps (closed-loop transaction model, approximate: it "
-            f"takes a transaction's waits as independent, so where hot rows share their "
-            f"holders, as DSLR's TPC-C warehouse and district rows do, it predicts up to "
-            f"about 30 % too little, more on transactions of 50 locks or more, see "
-            f"planner/closedloop.py)", *sized.describe())
+            f"{rates.total_rps:,.0f} rps (closed-loop transaction model: the sample's "
+            f"transactions replayed on the contexts' FIFO lock queues, the lock servers' "
+            f"path and CPU at their means; see planner/closedloop.py)", *sized.describe())
     return plan, slots, said, scaled
 
 
