@@ -109,7 +109,7 @@ def test_one_lock_servers_needed_by_the_same_rule():
 def test_servers_needed_on_the_sketch_generator_is_confirmed_by_simulation():
     """The sketch generator's NewOrders send 51-131 acquires, about three quarters of them to
     the lock servers; the model asks for k = 4 at tpcc-low, think 10 us, 3K slots
-    (measured, 20 ms after 5 ms: 3 -> 4 servers +8.4 %, 4 -> 5 +2.6 %). The transaction
+    (measured, 20 ms after 5 ms: 3 -> 4 servers +8.4 %, 4 -> 5 +2.1 %). The transaction
     model it replaced asked for 2 there, where 3 carried 37 % more."""
     cfg = override_config(load_config(CONFIGS / "tpcc-low.yaml"), {
         "workload.generator": "sketch", "workload.think_time_us": 10,
