@@ -9,8 +9,8 @@ the ones already taken, without an event queue: the waits of one transaction's l
 out with the correlation they have in the rack (a NewOrder queued behind another on the
 warehouse row is queued behind it on the new-order table lock too, and gets both at its
 release), which mean-value analysis of independent queues cannot give (it was 23-31 % low
-on DSLR's TPC-C at think 0, and three repairs of it moved the error from one workload to
-another: planner/README.md).
+on DSLR's TPC-C at think 0, and three repairs of it, comonotone waits, nested waits and the
+last grant as E max(S + D), each moved the error from one workload to another).
 
 The recursion, all times us in the frame of the lock's owner (a grant time g is when the
 grant leaves for the client, one way ``o`` = client round trip / 2 before it arrives).
