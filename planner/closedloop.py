@@ -255,11 +255,7 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
     capacity = queues / (2.0 * rack.packet_us) if count > 0 else 0.0
     starts = sample.offsets[:-1]
     repeat = sample.repeat_weight()
-    rng = np.random.default_rng(0)
-    draw, phase = rng.random(len(sample.lock)), rng.random(len(sample.lock)) * 2 - 1
-    hop_there, hop_back = (rng.standard_normal(len(sample.lock)) * rack.jitter_us
-                           for _ in range(2))
-    queued, queue_draw = rng.random(len(sample.lock)), rng.exponential(1.0, len(sample.lock))
+    noise = _RequestDraws.of(len(sample.lock), rack.jitter_us)
     txn_of = np.repeat(np.arange(sample.transactions), sample.sizes)
     slots = np.asarray(slots, dtype=np.float64)
     timing = Timing(contexts=rack.clients, gap_us=rack.acquire_gap_us,
@@ -274,20 +270,18 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
         batch = np.add.reduceat(req_server, starts)
         server_per_txn = float(batch.mean())
         tx_wait = rack.tx_wait_us(x * server_per_txn / queues) if queues else 0.0
-        to_server = draw < req_server
+        to_server = noise.server < req_server
         backlog, own = _server_wait_us(util, batch, queues, rack.packet_us)
         server_us = (rack.server_rtt_us + rack.packet_us + rack.pass_us + tx_wait + own) \
             if queues else np.full(len(batch), math.inf)
-        rho = min(util, 0.999)
-        core_wait = np.where(queued < rho, queue_draw * backlog / max(rho, 1e-12), 0.0)
         handover = np.where(
             to_server, rack.server_rtt_us + 2 * rack.packet_us + HANDOVER_PASSES * rack.pass_us
             + tx_wait, HANDOVER_PASSES * rack.pass_us)
         hops = np.where(to_server, math.sqrt(2.0), 1.0)
         run = replay(sample.lock, sample.exclusive, sample.offsets,
-                     np.where(to_server, server_us[txn_of] + core_wait, 0.0) + hops * hop_there,
-                     handover,
-                     np.where(to_server, phase * tx_wait, 0.0) + hops * hop_back,
+                     np.where(to_server, server_us[txn_of] + noise.core_wait(util, backlog), 0.0)
+                     + hops * noise.hop_there, handover,
+                     np.where(to_server, noise.phase * tx_wait, 0.0) + hops * noise.hop_back,
                      len(sample.lock_ids), timing, replays)
         x_new = run.txn_per_us
         if server_per_txn > 0:
@@ -315,6 +309,34 @@ def solve(sample: TxnSample, rack: RackTiming, slots: np.ndarray,
                  p99_us=float(np.quantile(run.latency_us, QUANTILE)) if len(run.latency_us)
                  else math.inf,
                  occupancy=run.occupancy)
+
+
+@dataclass(frozen=True)
+class _RequestDraws:
+    """The draws fixed once per sampled request (module doc): whether it goes to the lock
+    servers (``server`` < s_k), its TX burst's phase (-1..1, times the mean TX wait), its
+    hops' jitter there and back (us), whether it finds its core busy (``queued`` < U) and
+    the exponential draw of that queue's wait."""
+
+    server: np.ndarray
+    phase: np.ndarray
+    hop_there: np.ndarray
+    hop_back: np.ndarray
+    queued: np.ndarray
+    queue_draw: np.ndarray
+
+    @classmethod
+    def of(cls, requests: int, jitter_us: float) -> _RequestDraws:
+        rng = np.random.default_rng(0)
+        server, phase = rng.random(requests), rng.random(requests) * 2 - 1
+        hop_there, hop_back = (rng.standard_normal(requests) * jitter_us for _ in range(2))
+        return cls(server, phase, hop_there, hop_back, rng.random(requests),
+                   rng.exponential(1.0, requests))
+
+    def core_wait(self, util: float, mean_us: float) -> np.ndarray:
+        """queue_k (us): none with probability 1 - U, else exponential of mean W / U."""
+        rho = min(util, 0.999)
+        return np.where(self.queued < rho, self.queue_draw * mean_us / max(rho, 1e-12), 0.0)
 
 
 def _to_servers(share: np.ndarray, repeat: np.ndarray) -> np.ndarray:
