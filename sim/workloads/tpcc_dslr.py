@@ -128,17 +128,18 @@ class TpccDslr:
             if len(rows):
                 cols_idx, cols_mode = fill(len(rows), rng)
                 idx[rows, :cols_idx.shape[1]] = cols_idx
-                mode[rows, :cols_mode.shape[1]] = cols_mode
+                mode[rows, :len(cols_mode)] = cols_mode
+        used = idx >= 0
         if self.uniform_ids:
-            ids = _uniform_ids(rng, idx >= 0)
+            ids = _uniform_ids(rng, used)
         else:
             home = rng.integers(0, self.warehouses, size=n)
             ids = home[:, None] * OBJECTS_PER_WAREHOUSE + idx + 1
-        packed = np.where(idx >= 0, 2 * ids + mode, _PAD)
+        packed = np.where(used, 2 * ids + mode, _PAD)
         packed.sort(axis=1)
-        sizes = (idx >= 0).sum(axis=1)
         packed = packed[packed != _PAD]
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(used.sum(axis=1), out=offsets[1:])
         return TxnBatch(lock_ids=packed >> 1, modes=(packed & 1).astype(np.int8),
                         offsets=offsets, client_ids=clients)
 
@@ -180,10 +181,12 @@ def _distinct_pair(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
 
 
 def _cols(*pairs: tuple[np.ndarray | int, int], n: int) -> tuple[np.ndarray, np.ndarray]:
-    idx = np.stack([np.broadcast_to(np.asarray(p, dtype=np.int64), (n,)) for p, _ in pairs],
-                   axis=1)
-    mode = np.broadcast_to(np.array([m for _, m in pairs], dtype=np.int8), idx.shape)
-    return idx, mode
+    """The index of each pair's column (an array of ``n`` or one value for every row) and
+    the pairs' modes (one row, broadcast where written)."""
+    idx = np.empty((n, len(pairs)), dtype=np.int64)
+    for j, (p, _) in enumerate(pairs):
+        idx[:, j] = p
+    return idx, np.array([m for _, m in pairs], dtype=np.int8)
 
 
 def _new_order(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -203,7 +206,6 @@ def _payment(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = EXCLUSIVE
     idx, mode = _cols((WAREHOUSE, x), (DISTRICT + d, x), (CUSTOMER + c1, x),
                       (HISTORY + c1, x), (CUSTOMER + c2, x), (HISTORY + c2, x), n=n)
-    idx = idx.copy()
     idx[~two, 4:] = -1
     return idx, mode
 
@@ -214,7 +216,6 @@ def _order_status(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndar
     s = SHARED
     idx, mode = _cols((CUSTOMER + c, s), (ORDER + c, s), (ORDER_LINE + c, s),
                       (CUSTOMER + c2, s), (ORDER + c2, s), n=n)
-    idx = idx.copy()
     idx[~two, 3:] = -1
     return idx, mode
 
