@@ -60,8 +60,8 @@ def inlined(func: F) -> F:
     return fast_jit_inline(getattr(func, "py_func", func))
 
 
-COMPILED_MODULES = ("_fast_jit", "heap", "state", "records", "client_rows", "rack_arrays",
-                    "loop", "prefetch", "open_loop_rows")
+COMPILED_MODULES = ("_fast_jit", "heap", "state", "records", "client_sends", "client_txns",
+                    "client_rows", "rack_arrays", "loop", "prefetch", "open_loop_rows")
 
 
 def engine_sources() -> list[Path]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from netlock.lockserver.server_state import CN_DENSE, CN_NFREE
-from sim.fast import client_rows, heap, open_loop_rows, rack_arrays
+from sim.fast import client_rows, client_txns, heap, open_loop_rows, rack_arrays
 from sim.fast._fast_jit import fast_jit, fast_jit_inline, fast_jit_nogil
 from sim.fast.heap import Q_NOW_KEY, Q_NOW_SEQ, Q_SIZE
 from sim.fast.prefetch import prefetch_row, warm_switch_slot
@@ -139,13 +139,13 @@ def run(r: RackArrays, until_us: float) -> int:
         elif kind == E_PUSH:
             rack_arrays.push_back(r, a, now)
         elif kind == E_TIMER:
-            client_rows.on_timer(r, a, now)
+            client_txns.on_timer(r, a, now)
         elif kind == E_COMMIT:
-            client_rows.commit_inline(r, a, b, now)
+            client_txns.commit_inline(r, a, b, now)
         elif kind == E_BEGIN:
-            client_rows.begin_txn(r, a, now)
+            client_txns.begin_txn(r, a, now)
         elif kind == E_RETRY:
-            client_rows.retry(r, a, b, now)
+            client_txns.retry(r, a, b, now)
         elif kind == E_DEFER:
             client_rows.on_defer(r, a, now)
         elif kind == E_RESEND:

@@ -19,7 +19,8 @@ from netlock.lockserver import txburst
 from netlock.txn_context import OPEN_IGNORE, OPEN_RELEASE, next_send, open_grant
 from sim.fast import heap
 from sim.fast._fast_jit import fast_jit
-from sim.fast.client_rows import draw_txn, send_burst
+from sim.fast.client_sends import send_burst
+from sim.fast.client_txns import draw_txn
 from sim.fast.records import free_request, new_request
 from sim.fast.state import (
     CF_GAP,
