@@ -9,13 +9,11 @@ exactly where it stopped.
 
 from __future__ import annotations
 
-import numpy as np
-
 from netlock.lockserver.server_state import CN_DENSE, CN_NFREE
 from sim.fast import client_rows, client_txns, heap, open_loop_rows, rack_arrays
 from sim.fast._fast_jit import fast_jit, fast_jit_inline, fast_jit_nogil
 from sim.fast.heap import Q_NOW_KEY, Q_NOW_SEQ, Q_SIZE
-from sim.fast.prefetch import prefetch_row, warm_switch_slot
+from sim.fast.prefetch import warm_switch_slot
 from sim.fast.state import (
     E_BEGIN,
     E_BURST,
@@ -93,19 +91,6 @@ def _warm_burst(r: RackArrays, first: int) -> None:
         j = r.ri[j, RI_FOLLOW]
 
 
-@fast_jit_inline
-def _warm_after_next(r: RackArrays) -> None:
-    """Fetch the request row of the event after the next one (the root's earliest child)."""
-    h = r.heap
-    n = h.cnt[Q_SIZE]
-    if n < 5:
-        return
-    best = heap.least_child(h.key, h.seq, heap.ONE, np.uint64(n))
-    s = h.slot[best]
-    if h.ev_kind[s] == E_BURST:
-        prefetch_row(r.ri, h.ev_a[s])
-
-
 @fast_jit_nogil
 def run(r: RackArrays, until_us: float) -> int:
     """Run the events before ``until_us``; DONE, or NEEDS_SERVICE to be called again."""
@@ -124,7 +109,6 @@ def run(r: RackArrays, until_us: float) -> int:
         b = h.ev_b[slot]
         if h.cnt[Q_SIZE] > 0 and h.ev_kind[h.slot[0]] == E_BURST:
             _warm_burst(r, h.ev_a[h.slot[0]])
-        _warm_after_next(r)
         if kind == E_BURST:
             rack_arrays.switch_packets(r, a, now)
         elif kind == E_GRANT:
