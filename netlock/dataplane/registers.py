@@ -20,6 +20,7 @@ Columns marked *table data* are the match-action table's action data, not regist
 from __future__ import annotations
 
 from functools import partial
+from itertools import pairwise
 
 import numpy as np
 
@@ -169,23 +170,47 @@ def new_state(geometry: SwitchGeometry, max_tenants: int, trace_capacity: int,
 
 
 def _empty_locks(geometry: SwitchGeometry) -> np.ndarray:
-    locks = np.zeros((geometry.total_slots, N_LOCK_COLS), dtype=np.int64)
-    locks[:, L_LOCK_ID] = -1
+    locks = np.empty((geometry.total_slots, N_LOCK_COLS), dtype=np.int64)
+    _fill_rows(locks, _row(N_LOCK_COLS, {L_LOCK_ID: -1}))
     return locks
 
 
 def _empty_regions(geometry: SwitchGeometry) -> np.ndarray:
-    regions = np.zeros((geometry.priorities, geometry.total_slots, N_REGION_COLS),
+    regions = np.empty((geometry.priorities, geometry.total_slots, N_REGION_COLS),
                        dtype=np.int64)
-    regions[:, :, R_LEFT] = -1
-    regions[:, :, R_RIGHT] = -2
+    _fill_rows(regions.reshape(-1, N_REGION_COLS), _row(N_REGION_COLS, {R_LEFT: -1, R_RIGHT: -2}))
     return regions
 
 
 def _empty_slots(geometry: SwitchGeometry) -> np.ndarray:
-    slots = np.zeros((geometry.total_slots, N_SLOT_COLS), dtype=np.int64)
-    slots[:, S_ARRAY] = geometry.slot_array
+    slots = np.empty((geometry.total_slots, N_SLOT_COLS), dtype=np.int64)
+    for a, (first, end) in enumerate(pairwise(geometry.array_starts.tolist())):
+        _fill_rows(slots[first:end], _row(N_SLOT_COLS, {S_ARRAY: a}))
     return slots
+
+
+FILL_BLOCK_BYTES = 1 << 18
+"""Rows written one by one before the rest are copies of them: a block a core's cache holds."""
+
+
+def _row(width: int, values: dict[int, int]) -> np.ndarray:
+    """A row of ``width`` zeros but ``values`` (column -> value)."""
+    row = np.zeros(width, dtype=np.int64)
+    for col, value in values.items():
+        row[col] = value
+    return row
+
+
+def _fill_rows(rows: np.ndarray, row: np.ndarray) -> None:
+    """Write ``row`` into every row of the C-contiguous 2-D ``rows`` in one pass: a block of
+    rows, then copies of the block. Zeroed rows then each column written were two passes over
+    the 26 MB of the paper's two-class switch, 1.5 ms of a TPC-C run's cached setup against
+    1.0 (issue 32)."""
+    n = len(rows)
+    block = min(n, max(1, FILL_BLOCK_BYTES // row.nbytes))
+    rows[:block] = row
+    for at in range(block, n, block):
+        rows[at:at + block] = rows[:min(block, n - at)]
 
 
 def clear_state(locks: np.ndarray, regions: np.ndarray, slots: np.ndarray) -> None:
