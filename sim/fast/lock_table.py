@@ -19,7 +19,8 @@ from netlock.lockserver.hashmap import build_map
 DENSE_TABLE = 1 << 22
 """Lock ids below this (and below the workload's lock count) are looked up in an array."""
 SPARES = Spares(kept=2)
-"""Dense tables of gone racks, by length, with the ids they hold (:func:`give_back`)."""
+"""Dense tables of gone racks, by length, with the ids they hold (:func:`give_back`): two, as
+the switches' registers (:data:`netlock.dataplane.registers.SPARES`; 16 MB each at most)."""
 
 
 def lock_table(locks: np.ndarray, ctl: np.ndarray,
