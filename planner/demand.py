@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -19,8 +19,21 @@ from planner.serverpath import one_lock_server_us
 
 if TYPE_CHECKING:
     from netlock.trace import Trace
-    from planner.closedloop import TxnSample
-    from planner.planning import PlanOptions
+    from planner.closedloop import RackTiming, TxnSample
+
+class DemandOptions(Protocol):
+    """What :class:`Demand` reads of the planner's options (a
+    :class:`planner.planning.PlanOptions`)."""
+
+    @property
+    def coarse_group(self) -> int: ...
+
+    @property
+    def handover_us(self) -> float | None: ...
+
+    @property
+    def rack(self) -> RackTiming | None: ...
+
 
 PATH_ITERATIONS = 60
 """Damped steps of the one-lock model's rate <-> server-path fixed point (:meth:`Demand.of`)."""
@@ -47,7 +60,7 @@ class Demand:
     server_path_us: float = 0.0
 
     @classmethod
-    def of(cls, trace: Trace, options: PlanOptions, mean_hold_us: float,
+    def of(cls, trace: Trace, options: DemandOptions, mean_hold_us: float,
            sample: TxnSample | None = None, slots: np.ndarray | None = None,
            servers: int | None = None) -> Demand:
         """``sample`` (one request per transaction) and ``slots`` (per dense lock of it) add
@@ -89,7 +102,7 @@ class Demand:
     def scale(self) -> float:
         return self.closed_loop_rps / self.trace_rps
 
-    def warnings(self, options: PlanOptions) -> tuple[str, ...]:
+    def warnings(self, options: DemandOptions) -> tuple[str, ...]:
         servers = (f", {self.served_share:.1%} of them through the lock servers "
                    f"({self.server_path_us:.3g} us more each)" if self.served_share > 0 else "")
         model = (f"{self.in_flight} requests in flight taking turns on exclusive locks "
