@@ -11,7 +11,7 @@ Offered: each context sends at most ``send_limit_per_ms`` requests per
 :data:`netlock.client.SEND_WINDOW_US` window, no faster than its share of its machine's NIC
 (``clients.rate_rps`` split over the machine's contexts, round-robin as the simulator
 spreads them): lambda = sum_c min(limit / window, NIC share_c). Lock i gets lambda (x_i +
-y_i) (its exclusive and shared shares, as :meth:`planner.planning.Demand.of`).
+y_i) (its exclusive and shared shares, as :meth:`planner.demand.Demand.of`).
 
 A lock in the switch. A shared request is granted at once. An exclusive lock hands over once
 per T_X: the release leaves its client, crosses a hop to the switch, takes

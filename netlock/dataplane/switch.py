@@ -279,8 +279,11 @@ class SwitchDataPlane(SwitchCounters):
         region[:, R_RIGHT] = hi
         region[:, R_SERVER_HELD] = region[:, R_PEAK] = held
         if not isinstance(rows, slice):
-            flat = self.regions.reshape(-1, N_REGION_COLS)
-            flat[pri * self.regions.shape[1] + row_index] = region
+            # Each row as one 80-byte record: a 2-D row scatter copies its ten values one by
+            # one (TPC-C's two-class plan, 32K rows: 0.5 ms of a cached setup against 0.2).
+            records = np.dtype((np.void, region.strides[0]))
+            np.put(self.regions.reshape(-1, N_REGION_COLS).view(records),
+                   pri * self.regions.shape[1] + row_index, region.view(records))
 
     def lock_indices(self, lock_ids: np.ndarray) -> np.ndarray:
         """:meth:`lock_index` of each lock id (int64, -1 = not in the switch)."""

@@ -24,10 +24,8 @@ from netlock.client import BURST_US, SEND_WINDOW_US
 from netlock.config import Config
 from netlock.config.derived import most_locks_per_txn
 from netlock.dataplane import SwitchDataPlane
-from netlock.dataplane.registers import C_LOCK_ROWS, L_LOCK_ID
 from netlock.errors import ConfigError
 from netlock.lockserver import txburst
-from netlock.lockserver.hashmap import build_map
 from netlock.lockserver.request_path import N_CORE
 from netlock.lockserver.server_state import ensure_room, new_server_state
 from netlock.plan import Plan
@@ -44,7 +42,7 @@ from sim.core.parts import (
 )
 from sim.core.rows import HANDBACK_DTYPE, TXN_DTYPE, USE_DTYPE, Columns
 from sim.core.run_spec import RunSpec, run_spec, unanswered_cutoff_us
-from sim.fast import chunks, client_rows
+from sim.fast import chunks, client_rows, lock_table
 from sim.fast import heap as fheap
 from sim.fast.loop import NEEDS_SERVICE, run
 from sim.fast.state import (
@@ -129,15 +127,6 @@ if TYPE_CHECKING:
 
 HOP_BLOCKS = 32
 """Hop delays kept drawn ahead, in blocks of ``sim.core.draws.BLOCK``."""
-DENSE_TABLE = 1 << 22
-"""Lock ids below this (and below the workload's lock count) are looked up in an array,
-when it is dense enough (:data:`DENSE_CELLS_PER_LOCK`)."""
-DENSE_CELLS_PER_LOCK = 16
-"""The array is used only when it has at most this many cells per resident lock; a sparser
-one is mostly cache misses (TPC-C low: 4M cells, 4 bytes each, for 20K resident locks, a
-miss at nearly every send), and the hash map of the resident locks is a few hundred KB
-that stays in the cache: TPC-C low's loop CPU paired ratio 0.967 with every id in the map
-(8 pairs, all below 1)."""
 DRAW_AHEAD = False
 """Whether a worker thread draws hop delays and transactions ahead of need
 (:mod:`sim.core.ahead`); without it the loop draws them when it runs out (same values).
@@ -212,6 +201,9 @@ class FastModel:
     def __post_init__(self) -> None:
         self.owned += [self.rack.uses, self.rack.txns, self.rack.handbacks]
         weakref.finalize(self, chunks.give_back, self.owned)
+        r = self.rack
+        weakref.finalize(self, lock_table.give_back, self.config.geometry, r.sw_locks,
+                         r.sw_regions, r.sw_slots, r.sw_ctl, r.table_dense)
         weakref.finalize(self, self.worker.close)
         net = self.config.network
         worker = self.worker if DRAW_AHEAD else None
@@ -506,23 +498,11 @@ def int_params(config: Config, spec: RunSpec, partition: Partition,
 
 
 def switch_arrays(config: Config, plan: Plan, n_locks: int) -> dict[str, np.ndarray]:
-    """The switch's registers with the plan installed, and its lock table: an array for lock
-    ids below ``DENSE_TABLE`` if dense enough (a lock's row + 1, 0 when it is not resident,
-    so that the array is the operating system's zeroed pages: filling TPC-C's 4M ids with -1
-    took 2.7 ms of a 12 ms setup, issue 32), a hash map for the others."""
+    """The switch's registers with the plan installed, and its lock table
+    (:func:`sim.fast.lock_table.lock_table`)."""
     dp = new_switch(config, plan)
     locks, regions, slots, tenants, ctl, _trace, out = dp.arrays()
-    rows = np.flatnonzero(locks[:ctl[C_LOCK_ROWS], L_LOCK_ID] >= 0)
-    ids = locks[rows, L_LOCK_ID]
-    by_id = np.argsort(ids)
-    resident, index = ids[by_id], rows[by_id]
-    dense = min(n_locks, DENSE_TABLE)
-    if dense > DENSE_CELLS_PER_LOCK * len(resident):
-        dense = 0
-    table_dense = np.zeros(dense, dtype=np.int32)
-    low = resident < dense
-    table_dense[resident[low]] = index[low] + 1
-    table_keys, table_values = build_map(resident[~low], index[~low])
+    table_dense, table_keys, table_values = lock_table.lock_table(locks, ctl, n_locks)
     return {"sw_locks": locks, "sw_regions": regions, "sw_slots": slots, "sw_tenants": tenants,
             "sw_ctl": ctl, "sw_out": out, "table_dense": table_dense,
             "table_keys": table_keys, "table_values": table_values, "sw_f": np.zeros(1),
