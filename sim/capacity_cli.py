@@ -180,7 +180,7 @@ def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int 
     if scheduler is not None:
         from dask.distributed import as_completed
 
-        from sim.sweep import dask_client
+        from sim.sweep_workers import dask_client
 
         with dask_client(scheduler) as client:
             futures = {client.submit(verify, *job, pure=False): i for i, job in enumerate(jobs)}
@@ -188,7 +188,8 @@ def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int 
                 results[futures[future]] = future.result()
                 tick()
     else:
-        from sim.sweep import Point, run_each
+        from sim.sweep_grid import Point
+        from sim.sweep_workers import run_each
 
         def finished(point: Point, result: dict[str, Any]) -> None:
             results[int(point.pid)] = result

@@ -39,7 +39,9 @@ from sim.core.budget import EXIT_CODE as BUDGET_EXIT
 from sim.core.budget import check_max_wall_s, stopped_line
 from sim.footprint import run_needs
 from sim.run_engine import run_engine
-from sim.sweep import Provenance, claim_out, grid_points, parse_grid, run_sweep
+from sim.sweep import run_sweep
+from sim.sweep_folder import Provenance, claim_out
+from sim.sweep_grid import grid_points, parse_grid
 
 
 class EngineChoice(str, Enum):

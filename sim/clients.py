@@ -31,17 +31,8 @@ back (:mod:`sim.client_faults`), and every grant goes through
 :func:`netlock.client.grant_verdict` as an event: a copy of a grant it holds is ignored, a
 grant of a copied acquire is handed back under its own slot.
 
-A lock manager whose clients take locks **one at a time** (``one_at_a_time``: DSLR and DrTM
-as the DSLR authors' harness drives them, ``LockSimulator::run``) gets that client instead:
-an attempt sends its first acquire, each grant sends the next; commit and give-up release in
-reverse order, one by one, each release sent when the manager says the previous one is done
-(:meth:`Client.on_released`); the next transaction (or the retry's back-off) starts when the
-last is done. Such an attempt is given up after the manager's ``attempt_timeout_us``, not the
-NetLock client's timeout. A request's latency runs from when its acquire is sent, and so does
-its wait for the liveness checker (:mod:`sim.core.liveness`): the transaction does not ask
-for a lock before it sends that acquire. The acquire in flight when an attempt is given up
-is recorded as a wait that ended then. ``asked_us`` stays the first attempt's start: it
-names the transaction.
+A lock manager whose clients take locks **one at a time** (``one_at_a_time``: DSLR and DrTM)
+gets that client instead (:mod:`sim.client_one_at_a_time`).
 
 Clients know only the lock manager's packet entry point and the network; nothing here is
 specific to NetLock.
@@ -54,14 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from netlock.client import (
-    BURST_US,
-    HAND_BACK,
-    NOT_HELD,
-    USE,
-    attempt_timeout_us,
-    starts_burst,
-)
+from netlock.client import HAND_BACK, NOT_HELD, USE, attempt_timeout_us
 from netlock.txn_context import (
     BEGIN_LATER,
     COMMIT_NOW,
@@ -91,8 +75,9 @@ from netlock.txn_context import (
     timer_fires,
 )
 from netlock.txn_context import give_up as give_up_attempt
-from sim.client_faults import FaultyLinks
+from sim.client_bursts import ClientBursts
 from sim.client_inputs import ClientParams, SimpyRack, TxnSource
+from sim.client_one_at_a_time import OneAtATime
 from sim.engine import ACQUIRE, RELEASE, Req
 from sim.network import Machine
 from sim.workloads.base import WorkloadGenerator
@@ -100,11 +85,13 @@ from sim.workloads.base import WorkloadGenerator
 INF = math.inf
 
 
-class Client(FaultyLinks):
+class Client(ClientBursts, OneAtATime):
     """One client process: a closed loop of transactions with leases and retries.
 
     Its transaction state is :mod:`netlock.txn_context`'s row (``ci``, ``cf``: two lists),
     which that module's rules change; the rest are its requests and its engine's handles.
+    Its packets go out through :class:`sim.client_bursts.ClientBursts`, and one at a time
+    its releases through :class:`sim.client_one_at_a_time.OneAtATime`.
     Its attributes are slots: the hot path reads and writes many of them per request,
     and an instance dict of more than 30 keys stops sharing its keys (CPython), which made
     each access a few ns slower.
@@ -202,29 +189,6 @@ class Client(FaultyLinks):
             self.asking = reqs[0]
         self.send_burst(reqs, now)
 
-    def unlock(self, releases: list[Req], now: float, then: Any) -> None:
-        """One at a time: release ``releases`` in reverse order, each after the one before
-        it is done, then call ``then(t)`` at the client time ``t`` the last is done."""
-        if not releases:
-            then(now)
-            return
-        self.unlocking = releases[::-1]
-        self.unlocked = then
-        self.send_burst([self.unlocking[0]], now)
-
-    def on_released(self, req: Req) -> None:
-        """The lock manager is done with the release ``req`` (an event): one at a time, the
-        next release goes, or what waited for the last."""
-        if not self.unlocking or self.unlocking[0] is not req:
-            return
-        now = self.env.now
-        self.unlocking.pop(0)
-        if self.unlocking:
-            self.send_burst([self.unlocking[0]], now)
-            return
-        then, self.unlocked = self.unlocked, None
-        then(now)
-
     def next_txn(self, now: float) -> list[Req]:
         """Draw the next transaction and make its first attempt's acquires."""
         self.locks, self.modes = self.txns.next()
@@ -251,52 +215,6 @@ class Client(FaultyLinks):
         if arm:
             self.at(cf[XF_TIMER_AT], self.on_timer)
         return reqs
-
-    def send_burst(self, packets: list[Req], now: float) -> None:
-        """Send packets back to back through the NIC at client time ``now``; those leaving
-        within ``BURST_US`` of the first of their group (releases and the acquire right
-        behind them leave together), and all the attempt's acquires
-        (:func:`netlock.client.starts_burst`), travel as one burst: one delay draw, one
-        event, each packet still lost on its own, handled at the arrival of the group's last
-        packet."""
-        if self.faults is not None:
-            self.send_faulty(packets, now)
-            return
-        machine = self.machine
-        gap = machine.gap_us
-        t = machine.free_at
-        if t < now + self.tx_us:
-            t = now + self.tx_us
-        hop = self.rack.entry_hop
-        lossy = self.lossy
-        handlers = self.rack.packet_handlers
-        up = machine.up
-        first = prev = None
-        start = last = delay = 0.0
-        run = (sum(1 for req in packets if not req.op) - 1) * gap
-        sent = 0
-        for req in packets:
-            acquire = not req.op
-            if first is not None and starts_burst(start, t, acquire, sent, run, BURST_US):
-                self.deliver_at(first, handlers, up.arrival(last + delay))
-                first = None
-            d = hop() if lossy or first is None else delay
-            if d >= 0:
-                req.follow = None
-                if first is None:
-                    first = req
-                    start = t
-                    delay = d
-                else:
-                    prev.follow = req
-                prev = req
-                last = t
-            if acquire:
-                t += gap
-                sent += 1
-        machine.free_at = t
-        if first is not None:
-            self.deliver_at(first, handlers, up.arrival(last + delay))
 
     def receive(self, req: Req, t: float, granted_at: float,
                 lease_us: float | None = None) -> None:
@@ -522,17 +440,6 @@ class Client(FaultyLinks):
         else:
             burst += self.next_txn(now)
         self.send_burst(burst, now)
-
-    def start_next(self, now: float) -> None:
-        """One at a time: the committed transaction's locks are released at client time
-        ``now``: start the next transaction (at once, or when the rate cap or a timed
-        replay allows)."""
-        ready = max(self.cf[XF_NEXT_START], self.txns.ready_us())
-        if ready > now:
-            if ready < INF:
-                self.at(ready, self.begin_txn)
-        else:
-            self.send_acquires(self.next_txn(now), now)
 
     def abort(self, now: float) -> None:
         """Give up the current attempt: release what is held, then retry the transaction."""

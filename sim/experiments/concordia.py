@@ -26,7 +26,8 @@ from sim.paper.experiment_file import CONFIG_DIR, load_experiment
 from sim.paper.figure import Check, safe_and_live
 from sim.paper.provenance import commit
 from sim.simulate_simpy import simulate
-from sim.sweep import Point, run_each
+from sim.sweep_grid import Point
+from sim.sweep_workers import run_each
 
 SHARING = "workload.sharing_ratio"
 BLOCKS = "manager.concordia.switch_blocks"

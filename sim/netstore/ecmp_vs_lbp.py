@@ -12,7 +12,8 @@ import pandas as pd
 
 from netlock import plotstyle
 from sim.netstore.config import NetStoreConfig, netstore_config_from_dict
-from sim.sweep import Point, run_each
+from sim.sweep_grid import Point
+from sim.sweep_workers import run_each
 
 VARIANTS = ("ecmp", "lbp", "lbp+nac")
 """Figure 4's curves: ECMP, LBP, LBP with network-aware caching."""

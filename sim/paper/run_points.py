@@ -18,7 +18,9 @@ from netlock.config import Config
 from sim.core.budget import require_whole
 from sim.core.metrics import in_window
 from sim.run_engine import run_engine
-from sim.sweep import LATENCY_COLUMNS, SUMMARY_COLUMNS, Point, run_each
+from sim.sweep_grid import Point
+from sim.sweep_row import LATENCY_COLUMNS, SUMMARY_COLUMNS
+from sim.sweep_workers import run_each
 
 from .experiment_file import Experiment
 

@@ -10,8 +10,9 @@ import pytest
 from dask.distributed import LocalCluster
 
 from netlock.errors import ConfigError
-from sim import sweep
-from sim.sweep import grid_points, parse_grid, run_sweep
+from sim import sweep, sweep_row, sweep_workers
+from sim.sweep import run_sweep
+from sim.sweep_grid import grid_points, parse_grid
 from tests.sim.helpers import config
 
 
@@ -62,12 +63,12 @@ def test_an_interrupted_sweep_keeps_finished_points_and_resumes(tmp_path, monkey
 
 
 def test_workers_send_back_one_summary_row_not_samples():
-    row = sweep.run_point(points()[0].config)
+    row = sweep_row.run_point(points()[0].config)
     assert row.pop("ended") == "duration"
     assert all(isinstance(v, numbers.Number) for v in row.values())
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(sweep, "DASK_CONNECT_S", 1)
+    monkeypatch.setattr(sweep_workers, "DASK_CONNECT_S", 1)
     with pytest.raises(ConfigError, match="cannot reach a dask scheduler"):
         run_sweep(points(("workload.locks=100",)), tmp_path, scheduler="tcp://127.0.0.1:9")

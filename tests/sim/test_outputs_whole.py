@@ -20,7 +20,7 @@ import pytest
 
 from sim.paper.experiments import write_index
 from sim.simulate_simpy import simulate
-from sim.sweep import worker_count
+from sim.sweep_workers import worker_count
 from tests.sim.helpers import config
 
 
@@ -71,7 +71,7 @@ def test_workers_are_capped_at_the_points_and_the_cores():
 
 def test_every_set_of_points_runs_through_the_one_loop():
     """Sweeps, the paper's figures, capacity, Concordia and NetStore all run their points
-    through ``sim.sweep.run_each``, so each has the worker cap, Ctrl-C and dying workers:
+    through ``sim.sweep_workers.run_each``, so each has the worker cap, Ctrl-C and dying workers:
     no other module starts a process pool of its own."""
     root = Path(__file__).resolve().parents[2]
     pools = sorted(str(path.relative_to(root))
@@ -79,12 +79,13 @@ def test_every_set_of_points_runs_through_the_one_loop():
                    for path in (root / package).rglob("*.py")
                    if re.search(r"ProcessPoolExecutor|multiprocessing\.Pool\b|\bPool\(",
                                 path.read_text(encoding="utf-8")))
-    assert pools == ["sim/sweep.py"]
+    assert pools == ["sim/sweep_workers.py"]
 
 
 SWEEP = """
 import os, sys, time
-from sim.sweep import Point, run_in_processes
+from sim.sweep_grid import Point
+from sim.sweep_workers import run_in_processes
 
 def measure(config):
     open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()

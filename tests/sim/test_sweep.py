@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sim.sweep import grid_points, parse_grid, point_seed, run_sweep
+from sim.sweep import run_sweep
+from sim.sweep_grid import grid_points, parse_grid, point_seed
 from tests.sim.helpers import config
 
 

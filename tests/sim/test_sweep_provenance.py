@@ -11,7 +11,8 @@ import pytest
 
 from netlock.config import override_config
 from netlock.errors import ConfigError
-from sim.sweep import grid_points, parse_grid, summarise_runs
+from sim.sweep_grid import grid_points, parse_grid
+from sim.sweep_table import summarise_runs
 from tests.sim.helpers import CONFIGS, SHORT, config
 
 GRID = ["--grid", "switch.slots=0,100000"]
@@ -55,7 +56,8 @@ def test_a_resume_with_other_settings_is_refused_and_changes_nothing(run, tmp_pa
 
 
 def test_a_resume_on_another_engine_is_refused(tmp_path):
-    from sim.sweep import ROW_COLUMNS, load_finished, save_point
+    from sim.sweep_folder import load_finished, save_point
+    from sim.sweep_row import ROW_COLUMNS
 
     points = grid_points(config("micro-exclusive"), parse_grid(["switch.slots=0"]))
     row = {**dict.fromkeys(ROW_COLUMNS, 1.0), "ended": "duration"}
