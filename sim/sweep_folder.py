@@ -20,9 +20,6 @@ from netlock.inputs import load_json
 from sim.sweep_grid import Point
 from sim.sweep_row import check_row
 
-PROVENANCE_COLUMNS = ("engine", "duration_s", "warmup_s", "overrides", "config_file",
-                      "config_sha256")
-
 
 @dataclass(frozen=True)
 class Provenance:
