@@ -22,7 +22,6 @@ repeats; requests are the granted requests of the run.
 from __future__ import annotations
 
 import contextlib
-import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -93,10 +92,8 @@ def timed_phases(build_model: Callable[[], object], run_loop: Callable[[object],
                  cached: bool = False) -> Phases:
     """Time setup (``build_model``, after ``clear`` drops cached pilots; the plan cache
     bypassed unless ``cached``), the loop and the results of one run; ``results`` returns
-    the run's summary. What the earlier runs of the process left is collected first
-    (:func:`settled`)."""
+    the run's summary."""
     clear()
-    settled()
     w0, t0 = time.perf_counter(), clock()
     with contextlib.nullcontext() if cached else plan_cache.bypassed():
         model = build_model()
@@ -119,19 +116,8 @@ def simpy_run(duration_s: float, cached: bool = False) -> Phases:
                         forget_pilots, cached=cached)
 
 
-def settled() -> None:
-    """Collect the garbage earlier runs of the process left before a timed run, as
-    ``timeit`` keeps the collector's work on other objects out of its timings: a bench runs
-    many configs one after the other, and a collection of their objects landing inside one
-    run's phase is theirs (2.9 ms of micro-contended's 6 ms fast-engine build in one
-    ``netlock bench``, traced with ``gc.callbacks``). The run's own collections still count."""
-    gc.collect()
-
-
 def baseline_rate(duration_s: float) -> float:
-    """Granted requests per CPU second of the plain simpy model (after :func:`settled`, as
-    the engines' runs)."""
-    settled()
+    """Granted requests per CPU second of the plain simpy model."""
     t0 = clock()
     result = run_baseline(clients=120, locks=5000, rtt_us=5.0, duration_us=duration_s * 1e6)
     return result.granted / (clock() - t0)
