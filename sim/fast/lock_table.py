@@ -34,9 +34,9 @@ def lock_table(locks: np.ndarray, ctl: np.ndarray,
                n_locks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dense, keys, values)``: the lock table of a switch's ``locks`` and ``ctl`` for a
     workload of ``n_locks`` lock ids. The dense array is zeros but for the resident locks
-    below its length: a gone rack's given back (:func:`give_back`) with its entries
-    cleared, else fresh zeros (on reused memory, 16 MB written at every TPC-C setup, 0.3 ms;
-    issue 32)."""
+    below its length (none when it would be sparser than :data:`DENSE_CELLS_PER_LOCK`, as
+    TPC-C's is): a gone rack's given back (:func:`give_back`) with its entries cleared, else
+    fresh zeros (up to 16 MB, 0.3 ms of a setup; issue 32)."""
     rows = np.flatnonzero(locks[:ctl[C_LOCK_ROWS], L_LOCK_ID] >= 0)
     ids = locks[rows, L_LOCK_ID]
     by_id = np.argsort(ids)
