@@ -22,7 +22,7 @@ import numpy as np
 from netlock.errors import ConfigError
 from netlock.geometry import SwitchGeometry
 from netlock.trace import Trace
-from planner.closedloop import TxnSample, solve
+from planner.closedloop import Rates, TxnSample, solve
 from planner.openloop import open_loop_demand
 from planner.planning import PlanOptions, PlanReport, make_plan, one_lock_demand
 
@@ -102,7 +102,6 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
         raise ConfigError("capacity: needs a config (the rack's clients, network and lock "
                           "servers) and a trace with client_id and txn_id")
     sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
-    one_lock = bool(np.all(sample.sizes == 1))  # the plan's one-lock model, as make_plan
     grid: list[Candidate] = []
     frontier: list[Candidate] = []
     plans: dict[int, PlanReport] = {}
@@ -112,15 +111,8 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
         per_lock = _slots_per_lock(sample, report)
         row = []
         for servers in range(1, max_servers + 1):
-            rates = solve(sample, options.rack, per_lock, servers)
-            txn_rps, total, switch = rates.txn_rps, rates.total_rps, rates.switch_rps
-            if one_lock and options.open_loop is not None:
-                got = open_loop_demand(options.open_loop, sample, per_lock, servers)
-                txn_rps, total, switch = got.total_rps, got.total_rps, got.switch_rps
-            elif one_lock:
-                demand = one_lock_demand(trace, options, sample, per_lock, servers)
-                txn_rps = total = demand.closed_loop_rps
-                switch = total * (1.0 - demand.served_share)
+            rates, (txn_rps, total, switch) = _predicted(trace, options, sample, per_lock,
+                                                         servers)
             row.append(Candidate(slots, servers, txn_rps, total, switch, rates.cycle_us,
                                  rates.bound, target.met_by(txn_rps, total, rates.p99_us),
                                  rates.p99_us))
@@ -132,6 +124,31 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
             tick()
     binds = None if frontier else _binding(grid, sample, options, target, max_slots)
     return Proposal(tuple(grid), tuple(frontier), plans, binds)
+
+
+def predicted_total_rps(trace: Trace, options: PlanOptions, report: PlanReport,
+                        servers: int) -> float:
+    """The model's total (requests/s) for ``report``'s allocation with ``servers`` lock
+    servers, by the rate model its plan used (``netlock servers`` beside its simulations)."""
+    sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
+    return _predicted(trace, options, sample, _slots_per_lock(sample, report), servers)[1][1]
+
+
+def _predicted(trace: Trace, options: PlanOptions, sample: TxnSample, per_lock: np.ndarray,
+               servers: int) -> tuple[Rates, tuple[float, float, float]]:
+    """The closed-loop model's rates with ``servers`` lock servers, and (tps, total rps,
+    switch rps) by the model the plan uses: for one-lock workloads the open-loop or
+    one-lock model, as :func:`planner.planning.make_plan` chooses."""
+    assert options.rack is not None
+    rates = solve(sample, options.rack, per_lock, servers)
+    if np.all(sample.sizes == 1) and options.open_loop is not None:
+        got = open_loop_demand(options.open_loop, sample, per_lock, servers)
+        return rates, (got.total_rps, got.total_rps, got.switch_rps)
+    if np.all(sample.sizes == 1):
+        demand = one_lock_demand(trace, options, sample, per_lock, servers)
+        total = demand.closed_loop_rps
+        return rates, (total, total, total * (1.0 - demand.served_share))
+    return rates, (rates.txn_rps, rates.total_rps, rates.switch_rps)
 
 
 def _slots_per_lock(sample: TxnSample, report: PlanReport) -> np.ndarray:

@@ -386,6 +386,12 @@ def _server_wait_us(util: float, batch: np.ndarray, queues: int,
     return backlog, np.maximum(fullest - 1, 0.0) * packet_us
 
 
+def adds_little(rate_rps: float, one_more_rps: float, gain: float = SERVER_GAIN) -> bool:
+    """Issue 30's rule at one count: one more lock server (``one_more_rps`` against
+    ``rate_rps``, requests/s) adds less than ``gain`` of throughput."""
+    return one_more_rps < (1 + gain) * rate_rps
+
+
 def fewest_servers(rate_rps: Callable[[int], float], gain: float = SERVER_GAIN,
                    most: int = 64) -> int:
     """Issue 30's rule, for every rate model: the smallest lock-server count at which one
@@ -394,10 +400,27 @@ def fewest_servers(rate_rps: Callable[[int], float], gain: float = SERVER_GAIN,
     previous = rate_rps(1)
     for count in range(1, most):
         following = rate_rps(count + 1)
-        if following < (1 + gain) * previous:
+        if adds_little(previous, following, gain):
             return count
         previous = following
     return most
+
+
+def settle_servers(rate_rps: Callable[[int], float], start: int,
+                   gain: float = SERVER_GAIN, most: int = 64) -> int:
+    """The rule searched from a proposed count (``netlock servers``: the model proposes,
+    the simulator's ``rate_rps`` decides): up while one more server adds at least
+    ``gain``, then down while one server fewer already meets the rule; so the answer k
+    meets it on both sides (k + 1 adds less than ``gain`` over k, and k adds at least
+    ``gain`` over k - 1, or k is 1). It asks ``rate_rps`` only near ``start`` (each
+    count once, if the caller caches), where :func:`fewest_servers` asks from 1 up;
+    ``most`` caps the walk up."""
+    count = min(max(start, 1), most)
+    while count < most and not adds_little(rate_rps(count), rate_rps(count + 1), gain):
+        count += 1
+    while count > 1 and adds_little(rate_rps(count - 1), rate_rps(count), gain):
+        count -= 1
+    return count
 
 
 def servers_needed(sample: TxnSample, rack: RackTiming, slots: np.ndarray,

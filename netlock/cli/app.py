@@ -64,6 +64,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "capacity": ("sim.capacity_cli:register", "Find the smallest switch memory and lock-server "
                  "count that meet a throughput (and\nlatency) target: the planner's model "
                  "proposes, the simulator verifies."),
+    "servers": ("sim.servers_cli:register", "How many lock servers the rack needs: the fewest "
+                "at which one more adds less than\n--gain of throughput, the plan's model "
+                "proposing and the simulator deciding."),
 }
 """Command name -> (its register function as ``module:function``, its short help), in the
 order ``netlock --help`` lists them."""
