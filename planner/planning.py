@@ -60,6 +60,10 @@ class PlanOptions:
     open_loop: OpenLoopClients | None = None
     """Open-loop clients (the config's ``clients.send_limit_per_ms``): with a rack, the
     plan's rates come from :mod:`planner.openloop` instead of the closed loop."""
+    servers: int | None = None
+    """The lock-server count, settled elsewhere (``netlock servers``: by simulation); the
+    plan's rates, ``servers_needed`` and partition are for that many. None: the rate model's
+    count by issue 30's rule."""
 
     def problem(self, geometry: SwitchGeometry) -> str | None:
         """The first unusable option as ``--flag: what``, or None."""
@@ -190,7 +194,8 @@ def _one_lock_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
     if options.open_loop is not None:
         return _open_loop_plan(trace, stats, slots, geometry, options, hold_us, live, digest,
                                sample, per_lock)
-    needed = _one_lock_servers(trace, options, sample, per_lock)
+    needed = _one_lock_servers(trace, options, sample, per_lock) if options.servers is None \
+        else options.servers
     demand = one_lock_demand(trace, options, sample, per_lock, needed or None)
     scale = demand.scale
     served = demand.served_share
@@ -234,8 +239,9 @@ def _open_loop_plan(trace: Trace, stats: LockStats, slots: np.ndarray,
     clients = options.open_loop
     assert clients is not None
     first = open_loop_demand(clients, sample, per_lock, 1)
-    needed = 0
-    if first.server_rps > 0 or first.total_rps < first.offered_rps * (1 - 1e-9):
+    needed = 0 if options.servers is None else options.servers
+    if options.servers is None and (first.server_rps > 0
+                                    or first.total_rps < first.offered_rps * (1 - 1e-9)):
         needed = fewest_servers(
             lambda count: open_loop_demand(clients, sample, per_lock, count).total_rps,
             most=MOST_SERVERS)
@@ -279,7 +285,8 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
         quantile_of(options.contention))
     stats = replace(stats, contention=sized.contention)
     slots, per_lock = sized.slots, sized.per_lock
-    needed = model_servers_needed(sample, options.rack, per_lock)
+    needed = model_servers_needed(sample, options.rack, per_lock) if options.servers is None \
+        else options.servers
     rates = solve(sample, options.rack, per_lock, needed or options.rack.servers)
     trace_rps = len(trace) / trace.duration_s
     plan, scale, scaled = _plan_at_model_rates(

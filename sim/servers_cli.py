@@ -16,13 +16,22 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from netlock.cli.common import CONFIG_PANEL, emit_json, guarded, json_option, parse_sets, set_option
+from netlock.cli.common import (
+    CONFIG_PANEL,
+    OUTPUT_PANEL,
+    emit_json,
+    guarded,
+    json_option,
+    parse_sets,
+    set_option,
+)
 from netlock.cli.console import console
 from netlock.config import Config, load_config, override_config
 from netlock.errors import ConfigError
@@ -54,6 +63,9 @@ def servers_command(
     workers: Annotated[int | None, typer.Option(
         "--workers", min=1, help="local worker processes (default: the CPU count)")] = None,
     sets: SetOpt = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="write the plan for the settled count (YAML; servers_needed, rates and "
+        "partition for that many lock servers)", rich_help_panel=OUTPUT_PANEL)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """How many lock servers the rack needs: the fewest at which one more adds less than
@@ -61,7 +73,7 @@ def servers_command(
 
     Examples:
 
-        netlock servers configs/tpcc-low.yaml --slots 3000
+        netlock servers configs/tpcc-low.yaml --slots 3000 --out plan.yaml
 
         netlock servers configs/tpcc-high.yaml --slots 1000 --set workload.generator=sketch --json
 
@@ -104,9 +116,14 @@ def servers_command(
     needed = settle_servers(simulated, proposed, gain, max_servers)
     rows = _rows(runs, gain, lambda n: predicted_total_rps(data, options, report, n))
     broken = [r for r in rows if r["violations"] or r["stalled"]]
+    if out is not None and not broken:
+        from netlock.plan_io import save_plan
+
+        save_plan(make_plan(data, geometry, replace(options, servers=needed)).plan, out)
     result = {"slots": report.plan.summary.slots_total, "gain": gain,
               "model_servers_needed": report.plan.summary.servers_needed,
-              "servers_needed": needed, "runs": rows}
+              "servers_needed": needed, "runs": rows,
+              "plan": str(out) if out is not None and not broken else None}
     if as_json:
         emit_json(result)
     else:

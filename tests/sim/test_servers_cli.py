@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from netlock.cli.app import app
+from netlock.plan_io import load_plan
 from planner.closedloop import SERVER_GAIN, fewest_servers, settle_servers
 from tests.sim.helpers import CONFIGS
 
@@ -60,12 +61,13 @@ SMALL = ["--slots", "0", "--set", "servers.cores=1", "--duration-s", "0.003",
          "--set", "sim.warmup_s=0.001", "--requests", "20000", "--workers", "1"]
 
 
-def test_the_count_is_confirmed_by_its_own_runs_on_both_sides():
+def test_the_count_is_confirmed_by_its_own_runs_on_both_sides(tmp_path):
     """micro-exclusive with no switch slots and one-core lock servers (2.25 M requests/s
     each): every request goes to the lock servers and the count is where their CPU stops
-    binding."""
+    binding; the plan written is for that many."""
+    path = tmp_path / "plan.yaml"
     out = CliRunner().invoke(app, ["servers", str(CONFIGS / "micro-exclusive.yaml"), *SMALL,
-                                   "--json"])
+                                   "--out", str(path), "--json"])
     assert out.exit_code == 0, out.output
     result = json.loads(out.stdout)
     k = result["servers_needed"]
@@ -77,6 +79,9 @@ def test_the_count_is_confirmed_by_its_own_runs_on_both_sides():
     assert rate[k + 1] < (1 + SERVER_GAIN) * rate[k]
     assert runs[k]["meets_rule"] is True and runs[k - 1]["meets_rule"] is False
     assert all(r["pred_total_rps"] > 0 for r in runs.values())
+    plan = load_plan(path)
+    assert plan.summary.servers_needed == k and plan.servers == k
+    assert plan.summary.total_rps == pytest.approx(runs[k]["pred_total_rps"], rel=1e-9)
 
 
 @pytest.mark.parametrize("flag", [["--gain", "0"], ["--gain", "nan"], ["--gain", "1.5"],
