@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
 from netlock.cli.common import (
@@ -105,15 +106,21 @@ def servers_command(
     runs: dict[int, dict[str, Any]] = {}
     log = console(stderr=as_json)
 
-    def simulated(count: int) -> float:
-        if count not in runs:
-            near = [n for n in (count - 1, count, count + 1)
-                    if 1 <= n <= max_servers and n not in runs]
-            runs.update(_simulate(base, report, near, workers))
-            log.print(f"simulated {', '.join(map(str, near))} lock server(s)", style="dim")
-        return float(runs[count]["sim_total_rps"])
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True),
+                  transient=True, disable=not log.is_terminal) as bar:
 
-    needed = settle_servers(simulated, proposed, gain, max_servers)
+        def simulated(count: int) -> float:
+            if count not in runs:
+                near = [n for n in (count - 1, count, count + 1)
+                        if 1 <= n <= max_servers and n not in runs]
+                task = bar.add_task(f"simulate: {', '.join(map(str, near))} lock server(s)",
+                                    total=len(near))
+                runs.update(_simulate(base, report, near, workers,
+                                      lambda: bar.advance(task)))
+            return float(runs[count]["sim_total_rps"])
+
+        needed = settle_servers(simulated, proposed, gain, max_servers)
     rows = _rows(runs, gain, lambda n: predicted_total_rps(data, options, report, n))
     broken = [r for r in rows if r["violations"] or r["stalled"]]
     if out is not None and not broken:
@@ -137,8 +144,8 @@ def servers_command(
         raise typer.Exit(1)
 
 
-def _simulate(base: Config, report: Any, counts: list[int],
-              workers: int | None) -> dict[int, dict[str, Any]]:
+def _simulate(base: Config, report: Any, counts: list[int], workers: int | None,
+              tick: Callable[[], None]) -> dict[int, dict[str, Any]]:
     """The plan of ``report`` simulated with each of ``counts`` lock servers (its lock ids
     partitioned over that many), in worker processes when there are several."""
     from planner.planning import for_servers
@@ -149,6 +156,7 @@ def _simulate(base: Config, report: Any, counts: list[int],
 
     def finished(point: Point, result: dict[str, Any]) -> None:
         out[int(point.pid)] = result
+        tick()
 
     todo = [Point(str(n), {}, 0, (base, for_servers(report, n), n)) for n in counts]
     run_each(todo, 1 if len(todo) <= 1 else min(workers or os.cpu_count() or 1, len(todo)),
