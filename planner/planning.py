@@ -298,7 +298,8 @@ def _closed_loop_plan(trace: Trace, stats: LockStats, geometry: SwitchGeometry,
             f"limited by {rates.bound}) complete {rates.txn_rps:,.0f} transactions/s, "
             f"{rates.total_rps:,.0f} rps (closed-loop transaction model: the sample's "
             f"transactions replayed on the contexts' FIFO lock queues, the lock servers' "
-            f"path and CPU at their means; see planner/closedloop.py)", *sized.describe())
+            f"path and per-core queues drawn per request, their CPU's bound; see "
+            f"planner/closedloop.py)", *sized.describe())
     return plan, slots, said, scaled
 
 

@@ -37,7 +37,9 @@ def summary_table(report: PlanReport) -> Table:
         ("total request rate", f"{_rate(s.total_rps)} ({_RATES.get(s.rates, s.rates)})"),
         ("switch guarantees (sum r s / c)", f"{_rate(s.switch_rps)} ({share:.1%})"),
         ("lock servers carry", _rate(s.server_rps)),
-        ("lock servers needed", f"{s.servers_needed} at {_rate(s.server_rate)} each"),
+        ("lock servers needed", f"{s.servers_needed} (the model's 5 % rule; check: netlock "
+         f"servers)" if s.rates.startswith(("closed-loop", "open-loop"))
+         else f"{s.servers_needed} at {_rate(s.server_rate)} each"),
         ("hold time T", f"{report.hold_time_us:.3g} us ({report.hold_time_source})"),
         ("S/T bound", _rate(report.st_bound_rps)),
     ]
