@@ -24,6 +24,13 @@ from netlock.errors import ConfigError
 from netlock.plan import Plan
 
 JsonOpt = json_option("the table, progress and the binding constraint go to")
+TraceOpt = Annotated[Path | None, typer.Option(
+    "--trace", help="workload trace (.csv/.parquet with client_id and txn_id); default: the "
+    "config's workload, as netlock trace gen makes it", rich_help_panel=CONFIG_PANEL)]
+RequestsOpt = Annotated[int, typer.Option("--requests", min=1000,
+                                          help="rows of the generated trace")]
+WorkersOpt = Annotated[int | None, typer.Option(
+    "--workers", min=1, help="local worker processes (default: the CPU count)")]
 
 
 def verify(config: Config, plan: Plan, servers: int) -> dict[str, Any]:
@@ -60,12 +67,8 @@ def capacity_command(
                                               "(granted)")] = None,
     p99_us: Annotated[float | None, typer.Option(
         "--p99-us", help="target 99th percentile of transaction latency, us")] = None,
-    trace: Annotated[Path | None, typer.Option(
-        "--trace", help="workload trace (.csv/.parquet with client_id and txn_id); default: "
-        "the config's workload, as netlock trace gen makes it", rich_help_panel=CONFIG_PANEL)]
-        = None,
-    requests: Annotated[int, typer.Option("--requests", min=1000, help="rows of the "
-                                          "generated trace")] = 200_000,
+    trace: TraceOpt = None,
+    requests: RequestsOpt = 200_000,
     max_slots: Annotated[int | None, typer.Option(
         "--max-slots", min=1, help="most switch slots (default: switch.slots)")] = None,
     max_servers: Annotated[int, typer.Option("--max-servers", min=1,
@@ -73,8 +76,7 @@ def capacity_command(
     duration_s: Annotated[float | None, typer.Option(
         "--duration-s", help="simulated seconds per verification (default: sim.duration_s)")]
         = None,
-    workers: Annotated[int | None, typer.Option(
-        "--workers", min=1, help="local worker processes (default: the CPU count)")] = None,
+    workers: WorkersOpt = None,
     scheduler: Annotated[str | None, typer.Option(
         "--scheduler", metavar="tcp://HOST:PORT", help="verify on this dask.distributed "
         "cluster instead of local processes")] = None,
@@ -197,7 +199,7 @@ def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int 
 
         run_each([Point(str(i), {}, 0, job) for i, job in enumerate(jobs)],
                  1 if len(jobs) <= 1 else workers or os.cpu_count() or 1, finished,
-                 _verify_job)
+                 verify_job)
     rows = []
     for i, (slots, servers) in enumerate(todo):
         c = predicted[(slots, servers)]
@@ -210,8 +212,8 @@ def _run(base: Config, proposal: Any, todo: list[tuple[int, int]], workers: int 
     return sorted(rows, key=lambda r: (r["slots"], r["servers"]))
 
 
-def _verify_job(job: tuple[Config, Any, int]) -> dict[str, Any]:
-    """:func:`verify` of one proposed rack, in a worker process."""
+def verify_job(job: tuple[Config, Any, int]) -> dict[str, Any]:
+    """:func:`verify` of one rack (config, plan, servers), in a worker process."""
     return verify(*job)
 
 

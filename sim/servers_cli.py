@@ -25,7 +25,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 from rich.table import Table
 
 from netlock.cli.common import (
-    CONFIG_PANEL,
     OUTPUT_PANEL,
     emit_json,
     guarded,
@@ -36,6 +35,7 @@ from netlock.cli.common import (
 from netlock.cli.console import console
 from netlock.config import Config, load_config, override_config
 from netlock.errors import ConfigError
+from sim.capacity_cli import RequestsOpt, TraceOpt, WorkersOpt, verify_job
 
 JsonOpt = json_option("the table goes to")
 SetOpt = set_option("workload.generator=sketch")
@@ -48,12 +48,8 @@ def servers_command(
     slots: Annotated[int | None, typer.Option(
         "--slots", min=0, help="switch slots the plan allocates (default: switch.slots)")]
         = None,
-    trace: Annotated[Path | None, typer.Option(
-        "--trace", help="workload trace (.csv/.parquet with client_id and txn_id); default: "
-        "the config's workload, as netlock trace gen makes it", rich_help_panel=CONFIG_PANEL)]
-        = None,
-    requests: Annotated[int, typer.Option("--requests", min=1000, help="rows of the "
-                                          "generated trace")] = 200_000,
+    trace: TraceOpt = None,
+    requests: RequestsOpt = 200_000,
     gain: Annotated[float, typer.Option(
         "--gain", help="one more server must add at least this share of throughput")]
         = 0.05,
@@ -61,8 +57,7 @@ def servers_command(
                                              help="most lock servers")] = 16,
     duration_s: Annotated[float | None, typer.Option(
         "--duration-s", help="simulated seconds per run (default: sim.duration_s)")] = None,
-    workers: Annotated[int | None, typer.Option(
-        "--workers", min=1, help="local worker processes (default: the CPU count)")] = None,
+    workers: WorkersOpt = None,
     sets: SetOpt = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="write the plan for the settled count (YAML; servers_needed, rates and "
@@ -160,15 +155,8 @@ def _simulate(base: Config, report: Any, counts: list[int], workers: int | None,
 
     todo = [Point(str(n), {}, 0, (base, for_servers(report, n), n)) for n in counts]
     run_each(todo, 1 if len(todo) <= 1 else min(workers or os.cpu_count() or 1, len(todo)),
-             finished, _verify_job)
+             finished, verify_job)
     return out
-
-
-def _verify_job(job: tuple[Config, Any, int]) -> dict[str, Any]:
-    """:func:`sim.capacity_cli.verify` of one server count, in a worker process."""
-    from sim.capacity_cli import verify
-
-    return verify(*job)
 
 
 def _rows(runs: dict[int, dict[str, Any]], gain: float,
