@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from netlock.config.derived import TPCC_DSLR_LOCKS
-from netlock.dataplane._kernel_jit import kernel
+from netlock.dataplane._kernel_jit import JIT_ENABLED, kernel, kernel_inline
 from sim.workloads.base import EXCLUSIVE, SHARED, TxnBatch, as_client_ids
 
 OBJECTS_PER_WAREHOUSE = 700_000
@@ -84,7 +84,6 @@ TWO_ORDER_STATUS = 40
 UNIFORM_IDS = 7_000_000
 """new_order.h:156: ``rand() % 7000000 + 1``, ids 1 .. 7,000,000."""
 
-_MIX = np.array(MIX_CUMULATIVE)
 
 
 @dataclass(frozen=True)
@@ -117,24 +116,18 @@ class TpccDslr:
     def next_txn(self, client_id: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         return self.sample_txns(1, rng, np.array([client_id])).txn(0)
 
-    def txn_types(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` transaction types (indices into :data:`TXN_TYPES`) drawn as DSLR does."""
-        val = rng.integers(1, 101, size=n)
-        return np.searchsorted(_MIX, val, side="left")
-
     def sample_txns(self, n: int, rng: np.random.Generator,
                     client_ids: np.ndarray | None = None) -> TxnBatch:
         """``n`` transactions: their types, then each type's draws for its transactions in
-        :data:`TXN_TYPES` order (:data:`DRAWS`), then each transaction's warehouse (or, with
-        ``uniform_ids``, its ids). The cells are laid out and sorted by compiled code
-        (:func:`_fill_cells`, :func:`_sorted_pairs`): NumPy pass by pass, a batch of 512
-        took 0.16 ms, an eighth of TPC-C's event loop (issue 32)."""
+        :data:`TXN_TYPES` order (:func:`_draw`), then each transaction's warehouse (or, with
+        ``uniform_ids``, its ids). Drawn, laid out and sorted by compiled code from the
+        stream's own bits, the values NumPy's ``integers`` gives: NumPy call by call, a batch
+        of 512 took 0.16 ms, an eighth of TPC-C's event loop (issue 32)."""
         clients = as_client_ids(n, client_ids)
-        kind = self.txn_types(n, rng)
-        counts = np.bincount(kind, minlength=len(DRAWS))
-        drawn = [part for k, draw in enumerate(DRAWS) if counts[k]
-                 for part in draw(int(counts[k]), rng)]
-        draws = np.concatenate(drawn) if drawn else np.zeros(0, dtype=np.int64)
+        kind = np.empty(n, dtype=np.int64)
+        counts = np.zeros(len(TXN_TYPES), dtype=np.int64)
+        draws = np.empty(4 * n, dtype=np.int64)
+        _draw(rng, kind, counts, draws)
         idx = np.full((n, WIDTH), -1, dtype=np.int64)
         mode = np.zeros((n, WIDTH), dtype=np.int8)
         _fill_cells(kind, counts, draws, idx, mode)
@@ -176,59 +169,92 @@ def _uniform_ids(rng: np.random.Generator, used: np.ndarray) -> np.ndarray:
                                                     size=(int(dup.sum()), width)), pad)
 
 
-def _distinct_pair(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Two customer ids ``c1 != c2`` per row, c2 redrawn while equal (as DSLR's loop)."""
-    c1 = rng.integers(0, CUSTOMERS, size=n)
-    c2 = rng.integers(0, CUSTOMERS, size=n)
-    same = c1 == c2
-    while same.any():
-        c2[same] = rng.integers(0, CUSTOMERS, size=int(same.sum()))
-        same = c1 == c2
-    return c1, c2
+if JIT_ENABLED:
+    from numba.np.random.random_methods import buffered_bounded_lemire_uint32
+
+    @kernel_inline
+    def _integer(rng: np.random.Generator, low: int, high: int) -> int:
+        """The next of ``rng.integers(low, high, size)``'s values (``high - low`` in 2 ..
+        2**32 - 1): NumPy's bounded 32-bit Lemire draw (``distributions.c``), as numba
+        translates it (numba's own ``integers`` allocates its result even for one value)."""
+        return low + np.int64(buffered_bounded_lemire_uint32(rng.bit_generator,
+                                                             high - 1 - low))
+else:
+    def _integer(rng: np.random.Generator, low: int, high: int) -> int:
+        """The next of ``rng.integers(low, high, size)``'s values, from NumPy (JIT off)."""
+        return int(rng.integers(low, high))
 
 
-# --- each type's draws for its ``n`` transactions, in the order DSLR draws them ---------------
-
-def _new_order(n: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """District d, customer within it, item i."""
-    return (rng.integers(0, DISTRICTS, size=n), rng.integers(0, CUSTOMERS_PER_DISTRICT, size=n),
-            rng.integers(0, ITEMS, size=n))
-
-
-def _payment(n: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """District d, y (1..100), customers c1 != c2."""
-    d = rng.integers(0, DISTRICTS, size=n)
-    y = rng.integers(1, 101, size=n)
-    return (d, y, *_distinct_pair(n, rng))
+@kernel_inline
+def _integers(rng: np.random.Generator, out: np.ndarray, at: int, n: int, low: int,
+              high: int) -> None:
+    """``out[at:at + n]`` = ``rng.integers(low, high, size=n)``: NumPy draws the values one
+    after the other from the stream, so these are its values and the stream ends where
+    NumPy leaves it (tests/workloads/test_tpcc_dslr.py)."""
+    for j in range(at, at + n):
+        out[j] = _integer(rng, low, high)
 
 
-def _order_status(n: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """y (1..100), customers c != c2."""
-    y = rng.integers(1, 101, size=n)
-    return (y, *_distinct_pair(n, rng))
+@kernel_inline
+def _distinct_pair(rng: np.random.Generator, out: np.ndarray, at: int, n: int) -> None:
+    """Two customer ids ``c1 != c2`` per transaction (``out[at:at + n]``, then the next
+    ``n``), c2 redrawn while equal (as DSLR's loop), pass by pass in transaction order."""
+    _integers(rng, out, at, n, 0, CUSTOMERS)
+    _integers(rng, out, at + n, n, 0, CUSTOMERS)
+    again = True
+    while again:
+        again = False
+        for j in range(at, at + n):
+            if out[j] == out[j + n]:
+                out[j + n] = _integer(rng, 0, CUSTOMERS)
+                again = again or out[j] == out[j + n]
 
 
-def _delivery(n: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """District d, order within it."""
-    return rng.integers(0, DISTRICTS, size=n), rng.integers(0, CUSTOMERS_PER_DISTRICT, size=n)
-
-
-def _stock_level(n: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """District d, order o."""
-    return rng.integers(0, DISTRICTS, size=n), rng.integers(0, CUSTOMERS, size=n)
-
-
-DRAWS = (_new_order, _payment, _order_status, _delivery, _stock_level)
-"""Each transaction type's draws (:data:`TXN_TYPES` order): arrays of one value per
-transaction of that type, read by :func:`_fill_cells`."""
+@kernel
+def _draw(rng: np.random.Generator, kind: np.ndarray, counts: np.ndarray,
+          draws: np.ndarray) -> None:
+    """Each transaction's type (``1 + rand % 100`` against :data:`MIX_CUMULATIVE`), then each
+    type's draws for its ``counts[k]`` transactions into ``draws``, one array after the
+    other, in the order DSLR draws them: NewOrder district d, customer within it, item i;
+    Payment d, y (1..100), customers c1 != c2; OrderStatus y, customers c != c2; Delivery
+    d, order within it; StockLevel d, order o."""
+    for t in range(kind.shape[0]):
+        val = _integer(rng, 1, 101)
+        k = 0
+        while MIX_CUMULATIVE[k] < val:
+            k += 1
+        kind[t] = k
+        counts[k] += 1
+    at = 0
+    n = counts[NEW_ORDER_TXN]
+    _integers(rng, draws, at, n, 0, DISTRICTS)
+    _integers(rng, draws, at + n, n, 0, CUSTOMERS_PER_DISTRICT)
+    _integers(rng, draws, at + 2 * n, n, 0, ITEMS)
+    at += 3 * n
+    n = counts[PAYMENT_TXN]
+    _integers(rng, draws, at, n, 0, DISTRICTS)
+    _integers(rng, draws, at + n, n, 1, 101)
+    _distinct_pair(rng, draws, at + 2 * n, n)
+    at += 4 * n
+    n = counts[ORDER_STATUS_TXN]
+    _integers(rng, draws, at, n, 1, 101)
+    _distinct_pair(rng, draws, at + n, n)
+    at += 3 * n
+    n = counts[DELIVERY_TXN]
+    _integers(rng, draws, at, n, 0, DISTRICTS)
+    _integers(rng, draws, at + n, n, 0, CUSTOMERS_PER_DISTRICT)
+    at += 2 * n
+    n = counts[STOCK_LEVEL_TXN]
+    _integers(rng, draws, at, n, 0, DISTRICTS)
+    _integers(rng, draws, at + n, n, 0, CUSTOMERS)
 
 
 @kernel
 def _fill_cells(kind: np.ndarray, counts: np.ndarray, draws: np.ndarray, idx: np.ndarray,
                 mode: np.ndarray) -> None:
     """Each transaction's (row index, mode) cells, in DSLR's order (the module notes),
-    from ``draws``: the arrays of :data:`DRAWS` one after the other, each of ``counts[k]``
-    values for the transactions of type ``k`` in their order. Unused cells keep index -1."""
+    from ``draws`` (:func:`_draw`'s arrays, each of ``counts[k]`` values for the
+    transactions of type ``k`` in their order). Unused cells keep index -1."""
     s, x = SHARED, EXCLUSIVE
     at0 = 0
     at1 = at0 + 3 * counts[0]
