@@ -5,7 +5,7 @@ with their shapes taken from the engines' own constants, so that ``netlock confi
 ``sim``, ``sweep`` and ``trace gen`` refuse a config that cannot fit in memory
 (:func:`netlock.memory.check_fits`) before any of it is allocated:
 
-- per client, fast engine (:func:`sim.fast.fast_model.assemble`): the client rows (``ci``,
+- per client, fast engine (:func:`sim.fast.rack_build.assemble`): the client rows (``ci``,
   ``cf``), its held and current locks, its next ``txn_batch`` transactions (``tx_*``), and
   its share of the request pool, event heap, hop delays, lock-server queues and recorder
   rows, all sized as multiples of the clients' most locks in flight (a timed trace replay
@@ -57,7 +57,7 @@ def txn_locks(config: Config) -> int:
 
 def fast_client_bytes(longest: int, priorities: int) -> int:
     """Bytes the fast engine allocates per client whose transactions take up to ``longest``
-    locks (the shapes of :func:`sim.fast.fast_model.assemble`)."""
+    locks (the shapes of :func:`sim.fast.rack_build.assemble`)."""
     batch = txn_batch(longest)
     rows = (N_CI + N_CF + 3 * longest) * WORD + batch * (longest * (WORD + 1) + 4)
     in_flight = longest + 2

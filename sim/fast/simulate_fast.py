@@ -24,8 +24,9 @@ from sim.core.budget import WallBudget, incomplete, stop_boundary_us, stopped_co
 from sim.core.pilot import make_plan
 from sim.core.result import Progress, SimResult, result_of
 from sim.core.run_spec import run_spec
-from sim.fast.fast_model import FastModel, assemble, check_supported
+from sim.fast.fast_model import FastModel, check_supported
 from sim.fast.heap import Q_SEQ
+from sim.fast.rack_build import assemble
 from sim.fast.state import (
     K_COPIES,
     K_IGNORED,

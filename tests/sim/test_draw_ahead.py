@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sim.fast.fast_model as fmodel
+import sim.fast.rack_build as rack_build
 from sim.core.ahead import DrawAhead, Worker
 from sim.core.draws import BLOCK, draw_hops
 from sim.fast.simulate_fast import build
@@ -78,7 +79,7 @@ def run_tpcc(monkeypatch, ahead: bool):
     stream often) with batches of 16 transactions, so that every client and the hop stream
     refill several times; ``ahead=False`` (the default, :data:`sim.fast.fast_model.DRAW_AHEAD`)
     draws every batch on demand."""
-    monkeypatch.setattr(fmodel, "txn_batch", lambda longest: 16)
+    monkeypatch.setattr(rack_build, "txn_batch", lambda longest: 16)
     monkeypatch.setattr(fmodel, "DRAW_AHEAD", ahead)
     cfg = config("tpcc-low", workload__generator="sketch", sim__duration_s=0.02,
                  sim__warmup_s=0.002)

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from sim.workloads import workload_from_config
-from sim.workloads.tpcc_dslr import OBJECTS_PER_WAREHOUSE, TpccDslr
+from sim.workloads.tpcc_dslr import OBJECTS_PER_WAREHOUSE, TpccDslr, _integers
 from tests.sim.helpers import config
 
 N = 200_000
@@ -109,3 +109,17 @@ def test_uniform_ids_keep_the_transactions_and_spread_the_ids():
     # Uniform: each of ten equal id ranges gets a tenth of the requests.
     share = np.bincount((batch.lock_ids - 1) // 700_000, minlength=10) / len(batch.lock_ids)
     assert np.all(np.abs(share - 0.1) < 0.01)
+
+
+@pytest.mark.parametrize(("low", "high"), [(0, 10), (1, 101), (0, 3000), (0, 30_000),
+                                           (0, 100_000)])
+def test_compiled_draws_are_numpys(low, high):
+    """The generator's compiled draws are NumPy's ``integers`` values, one after the other,
+    and leave the stream where NumPy leaves it (the next draw, the warehouses, follows)."""
+    for seed in range(5):
+        for n in (1, 2, 7, 513):
+            ours, numpys = np.random.default_rng(seed), np.random.default_rng(seed)
+            out = np.zeros(n + 3, dtype=np.int64)
+            _integers(ours, out, 3, n, low, high)
+            assert np.array_equal(out[3:], numpys.integers(low, high, size=n))
+            assert ours.bit_generator.state == numpys.bit_generator.state
