@@ -194,3 +194,20 @@ def test_the_least_recently_used_entries_go_first(tmp_path):
     os.utime(tmp_path / "0.pickle", (2000, 2000))
     plan_cache.prune(tmp_path, 250)
     assert sorted(p.name for p in tmp_path.glob("*.pickle")) == ["0.pickle", "3.pickle"]
+
+
+def test_a_configs_inputs_are_kept_for_it_alone():
+    """The config's part of the key is made once per config object: the key stays what the
+    config's fields make, another config (even an equal one) has its own, and the kept
+    text goes with its config."""
+    cfg = small()
+    first = plan_cache.plan_key(cfg, "fast")
+    assert plan_cache.plan_key(cfg, "fast") == first == \
+        plan_cache.key_of(plan_cache.plan_inputs(cfg.to_dict()), "fast", {})
+    assert plan_cache.plan_key(cfg, "simpy") != first
+    for other in (small(switch__slots=60), small(sim__seed=2), small(workload__zipf=0.5)):
+        assert plan_cache.plan_key(other, "fast") != first
+    assert plan_cache.plan_key(small(sim__duration_s=0.002), "fast") == first
+    kept = len(plan_cache._inputs_of)
+    del cfg
+    assert len(plan_cache._inputs_of) < kept
