@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 import numpy as np
 
@@ -38,12 +38,14 @@ class Spares:
             self._sets.append((key, tuple(arrays), note))
             del self._sets[:-self.kept]
 
-    def take(self, key: Hashable) -> tuple[tuple[np.ndarray, ...], object] | None:
-        """A set kept under ``key`` that nothing else refers to (removed from the spares),
-        with its note; None when there is none."""
+    def take(self, key: Hashable, fits: Callable[[object], bool] | None = None
+             ) -> tuple[tuple[np.ndarray, ...], object] | None:
+        """A set kept under ``key`` that nothing else refers to and whose note ``fits``
+        (when given) accepts, removed from the spares, with its note; None when there is
+        none."""
         with self._lock:
             for k, (kept_key, arrays, note) in enumerate(self._sets):
-                if kept_key == key and _alone(arrays):
+                if kept_key == key and (fits is None or fits(note)) and _alone(arrays):
                     del self._sets[k]
                     return arrays, note
         return None

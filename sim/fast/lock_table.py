@@ -61,8 +61,8 @@ def give_back(geometry: SwitchGeometry, locks: np.ndarray, regions: np.ndarray,
     """Keep a gone rack's switch registers (:func:`netlock.dataplane.registers.give_back`) and
     dense lock table for the next rack. The fast engine writes no lock-table rows: its
     switch takes its plan before the run and keeps it. Copy-on-write register rows
-    (:mod:`netlock.dataplane.blank_pages`) are not kept: a switch that is written (the only
-    kind that takes spares) would pay a copied page where writing one afresh costs less."""
+    (:mod:`netlock.dataplane.blank_pages`) are not kept: a switch that takes spares writes
+    its rows, and would pay a copied page where writing one afresh costs less."""
     if all(array.base is None for array in (locks, regions, slots)):
         registers.give_back(geometry, locks, regions, slots, ctl)
     ids = locks[:int(ctl[C_LOCK_ROWS]), L_LOCK_ID]

@@ -1,5 +1,5 @@
-"""Register rows of gone switches kept for the next written switch (issue 32): taken only
-when nothing else refers to them, and cleared to exactly a fresh switch's state."""
+"""Register rows of gone switches kept for the next switch (issue 32): taken only when nothing
+else refers to them and clearing them is worth it, and cleared to exactly a fresh switch's state."""
 
 from __future__ import annotations
 
@@ -75,6 +75,39 @@ def test_switches_that_are_not_written_take_no_spares() -> None:
     del dp
     assert _address(SwitchDataPlane(GEOMETRY).regions) != regions
     assert _address(SwitchDataPlane(GEOMETRY, locks_expected=PLAN_LOCKS).regions) == regions
+
+
+def test_a_smaller_plan_takes_a_spare_only_when_clearing_it_is_cheap() -> None:
+    """Below WRITTEN_SHARE a switch takes a spare whose used rows and slots cost at most
+    CLEAR_PER_COPIED_BYTE times its own locks' rows to clear, and starts from a fresh
+    switch's state; a spare that used far more is left for a larger plan."""
+    small = PLAN_LOCKS // 4
+    assert small < registers.WRITTEN_SHARE * GEOMETRY.total_slots
+    registers.SPARES.clear()
+    fresh = {k: v.copy() for k, v in new_state(GEOMETRY, 64, 0, small).items()}
+    dp = _used_switch()
+    give_back(GEOMETRY, dp.locks, dp.regions, dp.slots, dp.ctl)
+    regions = _address(dp.regions)
+    del dp
+    assert _address(new_state(GEOMETRY, 64, 0, small)["regions"]) != regions, "too dear"
+    few = SwitchDataPlane(GEOMETRY, locks_expected=PLAN_LOCKS)
+    few.install_many(np.arange(small), 0, np.arange(small), np.arange(small))
+    few_regions = _address(few.regions)
+    give_back(GEOMETRY, few.locks, few.regions, few.slots, few.ctl)
+    del few
+    state = new_state(GEOMETRY, 64, 0, small)
+    assert _address(state["regions"]) == few_regions, "cheap to clear"
+    for name, array in fresh.items():
+        np.testing.assert_array_equal(state[name], array)
+
+
+def test_slots_outside_every_region_are_not_cleared() -> None:
+    """A gone switch's slots from its regions' last on were never written, so they are left."""
+    dp = _used_switch()
+    used = registers.Used(int(dp.ctl[C_LOCK_ROWS]), PLAN_LOCKS)
+    dp.slots[PLAN_LOCKS:, 0] = 7
+    registers.clear_state(dp.locks, dp.regions, dp.slots, *used)
+    assert (dp.slots[PLAN_LOCKS:, 0] == 7).all() and not dp.slots[:PLAN_LOCKS, 0].any()
 
 
 def _address(array: np.ndarray) -> int:
