@@ -211,3 +211,21 @@ def test_a_configs_inputs_are_kept_for_it_alone():
     kept = len(plan_cache._inputs_of)
     del cfg
     assert len(plan_cache._inputs_of) < kept
+
+
+def test_an_entry_is_read_again_only_when_its_file_changed(cache):
+    """A process keeps the entries it read and gives them again while their file is the
+    same; an entry written anew, changed in place or removed is read (or missed) again."""
+    plan_cache.store("k", {"plan": 1})
+    first = plan_cache.load("k")
+    assert first == {"plan": 1} and plan_cache.load("k") is first
+    plan_cache.store("k", {"plan": 2})
+    assert plan_cache.load("k") == {"plan": 2}
+    (cache / "k.pickle").write_bytes(pickle.dumps({"plan": 3}))
+    assert plan_cache.load("k") == {"plan": 3}
+    (cache / "k.pickle").write_bytes(b"damaged")
+    assert plan_cache.load("k") is None and not (cache / "k.pickle").exists()
+    plan_cache.store("k", {"plan": 4})
+    assert plan_cache.load("k") == {"plan": 4}
+    (cache / "k.pickle").unlink()
+    assert plan_cache.load("k") is None
