@@ -163,10 +163,12 @@ keep theirs (at most 52 MB for the paper's two-class geometry)."""
 
 class Used(NamedTuple):
     """What a gone switch may have written in its rows: the lock-table rows before ``rows``
-    and the slots before ``slots``."""
+    and the slots before ``slots``; ``mapped``: its rows are copy-on-write copies
+    (:mod:`netlock.dataplane.blank_pages`), their pages the process's only where written."""
 
     rows: int
     slots: int
+    mapped: bool
 
 
 def new_state(geometry: SwitchGeometry, max_tenants: int, trace_capacity: int,
@@ -190,7 +192,7 @@ def new_state(geometry: SwitchGeometry, max_tenants: int, trace_capacity: int,
     spare = SPARES.take(geometry, partial(_cheap_to_clear, geometry, locks_expected, written))
     if spare is not None:
         (locks, regions, slots), used = spare
-        clear_state(locks, regions, slots, *used)
+        clear_state(locks, regions, slots, used.rows, used.slots)
         return {"locks": locks, "regions": regions, "slots": slots, "tenants": tenants,
                 "ctl": ctl}
     rows = {name: blank_copy((name, geometry), partial(make, geometry), written)
@@ -200,12 +202,20 @@ def new_state(geometry: SwitchGeometry, max_tenants: int, trace_capacity: int,
 
 
 def _cheap_to_clear(geometry: SwitchGeometry, locks_expected: int, written: bool,
-                    used: Used) -> bool:
-    """Whether a spare that ``used`` says what to clear of beats fresh rows for a switch
-    about to take ``locks_expected`` locks (written afresh when ``written``)."""
+                    used: Used) -> tuple[bool, int] | None:
+    """How good a spare that ``used`` says what to clear of is for a switch about to take
+    ``locks_expected`` locks (higher is better; None: fresh rows are better). Rows that
+    would be written afresh (``written``) take any written spare, the cheapest to clear
+    first: not a mapped one, whose pages the switch would mostly copy on first write.
+    Others take any whose clearing is cheap, written ones first, then the one whose rows
+    were used most (its used pages are the process's already)."""
     lock_bytes = 8 * (N_LOCK_COLS + geometry.priorities * N_REGION_COLS)
     cleared = used.rows * lock_bytes + used.slots * 8 * N_SLOT_COLS
-    return written or cleared <= CLEAR_PER_COPIED_BYTE * locks_expected * lock_bytes
+    if written:
+        return None if used.mapped else (True, -cleared)
+    if cleared > CLEAR_PER_COPIED_BYTE * locks_expected * lock_bytes:
+        return None
+    return not used.mapped, cleared
 
 
 def give_back(geometry: SwitchGeometry, locks: np.ndarray, regions: np.ndarray,
@@ -217,7 +227,8 @@ def give_back(geometry: SwitchGeometry, locks: np.ndarray, regions: np.ndarray,
     of the rows before it (a region moved or removed may have): neither is cleared."""
     rows = int(ctl[C_LOCK_ROWS])
     slots_used = int(regions[:, :rows, R_RIGHT].max(initial=-1)) + 1
-    SPARES.give_back(geometry, (locks, regions, slots), Used(rows, slots_used))
+    mapped = any(array.base is not None for array in (locks, regions, slots))
+    SPARES.give_back(geometry, (locks, regions, slots), Used(rows, slots_used, mapped))
 
 
 def _empty_locks(geometry: SwitchGeometry) -> np.ndarray:
