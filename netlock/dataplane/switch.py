@@ -246,10 +246,12 @@ class SwitchDataPlane(SwitchCounters):
         self.locks[rows, L_LOCK_ID] = new_ids
         bits = 1 << pri
         # Every lock new and its rows together (a plan's entries): its classes without a scatter.
-        if (index < 0).all() and (first_row[1:] >= first_row[:-1]).all():
+        if first_row is None and (index < 0).all():
             row_index = taken[np.cumsum(fresh) - 1]
             self.locks[rows, L_CLASSES] = np.bitwise_or.reduceat(bits, np.flatnonzero(fresh))
         else:
+            if first_row is None:
+                first_row = _first_rows(ids)
             row_index = index.copy()
             joining = index < 0
             row_index[joining] = taken[(np.cumsum(fresh) - 1)[first_row[joining]]]
@@ -290,11 +292,13 @@ class SwitchDataPlane(SwitchCounters):
         ids = np.asarray(lock_ids, dtype=np.int64)
         return self._batch_indices(ids.reshape(-1))[0].reshape(ids.shape)
 
-    def _batch_indices(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _batch_indices(self, ids: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Each id's index (-1 when not resident); which rows are the first occurrence of a
         lock not yet resident (those get fresh indices, in row order); and each row's first
-        occurrence of its lock. Only rows below ``ctl[C_LOCK_ROWS]`` can hold a lock; ids in
-        order (a plan's) need no sort, nor does an empty switch a search."""
+        occurrence of its lock, None when the ids are in order (:func:`_first_rows` then
+        makes it). Only rows below ``ctl[C_LOCK_ROWS]`` can hold a lock; ids in order (a
+        plan's) need no sort, nor does an empty switch a search."""
         index = np.full(len(ids), -1, dtype=np.int64)
         if self._n_free < len(self.locks):
             resident = self.locks[:int(self.ctl[C_LOCK_ROWS]), L_LOCK_ID]
@@ -305,12 +309,11 @@ class SwitchDataPlane(SwitchCounters):
                 pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
                 hit = keys[pos] == ids
                 index[hit] = where[pos[hit]]
-        if len(ids) > 1 and (ids[1:] >= ids[:-1]).all():
-            starts = np.empty(len(ids), dtype=bool)
-            starts[0] = True
-            np.not_equal(ids[1:], ids[:-1], out=starts[1:])
-            first_row = np.maximum.accumulate(np.where(starts, np.arange(len(ids)), 0))
-            return index, starts & (index < 0), first_row
+        if len(ids) and (ids[1:] >= ids[:-1]).all():
+            fresh = _starts(ids)
+            if self._n_free < len(self.locks):
+                fresh &= index < 0
+            return index, fresh, None
         _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         fresh = np.zeros(len(ids), dtype=bool)
         fresh[first] = True
@@ -593,6 +596,19 @@ class SwitchDataPlane(SwitchCounters):
     def _notify(self, i: int) -> list[Action]:
         return self._actions(None, kernels.notify_idle(self.locks, self.regions, self.ctl,
                                                        self.trace, self.out, i))
+
+
+def _starts(ids: np.ndarray) -> np.ndarray:
+    """Which rows of ids in order are their lock's first."""
+    starts = np.empty(len(ids), dtype=bool)
+    starts[0] = True
+    np.not_equal(ids[1:], ids[:-1], out=starts[1:])
+    return starts
+
+
+def _first_rows(ids: np.ndarray) -> np.ndarray:
+    """Each row's first row of its lock, for ids in order."""
+    return np.maximum.accumulate(np.where(_starts(ids), np.arange(len(ids)), 0))
 
 
 def _as_slice(rows: np.ndarray) -> slice | np.ndarray:
