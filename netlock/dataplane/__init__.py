@@ -1,13 +1,19 @@
 """NetLock's switch data plane: the one home of the switch rules (Algorithm 2 and friends).
 
-- :mod:`.rules`: the S/X compatibility and priority-class rules, shared with the lock server;
-- :mod:`.layout`: the register arrays and their named columns;
-- :mod:`.kernels`: the per-packet pipeline as numba-compatible kernels;
+- :mod:`.compatibility`: the S/X compatibility and priority-class rules, shared with the lock
+  server;
+- :mod:`.registers`: the register arrays and their named columns (and a gone switch's rows
+  kept for the next, :mod:`.spares`, or copied on write from one blank set,
+  :mod:`.blank_pages`);
+- :mod:`.kernels`: the per-packet pipeline as numba-compatible kernels (:mod:`._kernel_jit`
+  compiles them);
 - :mod:`.switch`: :class:`SwitchDataPlane`, the arrays plus lock table and control plane;
+- :mod:`.batch_install`: the array steps of its batch install (``install_many``);
 - :mod:`.counters`: what it counts, as the control plane reads it (a mixin of it).
 
 The switch's names are imported on first use (PEP 562), so that importing a light module of
-this package (:mod:`.layout`, :mod:`._jit`) does not compile the kernels or import numba.
+this package (:mod:`.registers`, :mod:`._kernel_jit`) does not compile the kernels or import
+numba.
 """
 
 from typing import Any

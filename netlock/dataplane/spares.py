@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 import numpy as np
 
@@ -38,15 +38,24 @@ class Spares:
             self._sets.append((key, tuple(arrays), note))
             del self._sets[:-self.kept]
 
-    def take(self, key: Hashable) -> tuple[tuple[np.ndarray, ...], object] | None:
-        """A set kept under ``key`` that nothing else refers to (removed from the spares),
-        with its note; None when there is none."""
+    def take(self, key: Hashable, rank: Callable[[object], object] | None = None
+             ) -> tuple[tuple[np.ndarray, ...], object] | None:
+        """A set kept under ``key`` that nothing else refers to, removed from the spares,
+        with its note; None when there is none. With ``rank``, only a set whose note it
+        ranks (not None) and the highest ranked of those (the oldest among equals)."""
         with self._lock:
+            best, best_rank = None, None
             for k, (kept_key, arrays, note) in enumerate(self._sets):
-                if kept_key == key and _alone(arrays):
-                    del self._sets[k]
-                    return arrays, note
-        return None
+                if kept_key != key:
+                    continue
+                ranked = 0 if rank is None else rank(note)
+                if ranked is not None and (best is None or ranked > best_rank) and \
+                        _alone(arrays):
+                    best, best_rank = k, ranked
+            if best is None:
+                return None
+            _, arrays, note = self._sets.pop(best)
+            return arrays, note
 
     def clear(self) -> None:
         """Drop every kept set."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from netlock.dataplane import kernels
+from netlock.dataplane import batch_install, kernels
 from netlock.dataplane.counters import SwitchCounters
 from netlock.dataplane.registers import (
     C_EXPIRED,
@@ -30,7 +30,6 @@ from netlock.dataplane.registers import (
     L_LOCK_ID,
     L_PAUSED,
     N_OUT_COLS,
-    N_REGION_COLS,
     O_CLIENT,
     O_COUNT,
     O_KIND,
@@ -214,7 +213,8 @@ class SwitchDataPlane(SwitchCounters):
     def install_many(self, lock_ids: np.ndarray, priority: np.ndarray | int, left: np.ndarray,
                      right: np.ndarray, server_held: np.ndarray | None = None) -> list[Action]:
         """:meth:`install` for a batch of regions, all or nothing, with numpy instead of a
-        Python loop per lock (a 100K-lock table in milliseconds).
+        Python loop per lock (:mod:`netlock.dataplane.batch_install`: a 100K-lock table in
+        milliseconds).
 
         The checks are install's; when any row fails, nothing changes and the ControlPlaneError
         names the first failing row (batch order), its lock and install's reason.
@@ -231,9 +231,12 @@ class SwitchDataPlane(SwitchCounters):
             raise ValueError("install_many: columns of unequal length")
         if n == 0:
             return []
-        index, fresh, first_row = self._batch_indices(ids)
-        if not self._plainly_valid(ids, pri, lo, hi, held):
-            self._check_batch(ids, pri, lo, hi, held, index, fresh)
+        empty = self._n_free == len(self.locks)
+        index, fresh, first_row = batch_install.batch_indices(self.locks, self.ctl, ids, empty)
+        if not batch_install.plainly_valid(self.geometry, self._n_free, empty, ids, pri, lo, hi,
+                                           held):
+            batch_install.check_batch(self.geometry, self.regions, self._owner, self._n_free,
+                                      ids, pri, lo, hi, held, index, fresh)
         new_ids = ids[fresh]
         taken = self._free[self._n_free - len(new_ids):self._n_free][::-1].copy()
         self._n_free -= len(new_ids)
@@ -241,152 +244,35 @@ class SwitchDataPlane(SwitchCounters):
             self._use_rows(int(taken.max()) + 1)
         if self._rows_of is not None:
             self._rows_of.update(zip(new_ids.tolist(), taken.tolist(), strict=True))
-        rows = _as_slice(taken)
+        rows = batch_install.as_slice(taken)
         self.locks[rows] = 0
         self.locks[rows, L_LOCK_ID] = new_ids
         bits = 1 << pri
         # Every lock new and its rows together (a plan's entries): its classes without a scatter.
-        if (index < 0).all() and (first_row[1:] >= first_row[:-1]).all():
+        if first_row is None and (index < 0).all():
             row_index = taken[np.cumsum(fresh) - 1]
             self.locks[rows, L_CLASSES] = np.bitwise_or.reduceat(bits, np.flatnonzero(fresh))
         else:
+            if first_row is None:
+                first_row = batch_install.first_rows(ids)
             row_index = index.copy()
             joining = index < 0
             row_index[joining] = taken[(np.cumsum(fresh) - 1)[first_row[joining]]]
             np.bitwise_or.at(self.locks[:, L_CLASSES], row_index, bits)
-        self._write_regions(pri, row_index, lo, hi, held)
+        batch_install.write_regions(self.regions, pri, row_index, lo, hi, held)
         if self._owner_of is not None:
-            sizes = hi - lo + 1
-            starts = np.repeat(lo - np.cumsum(sizes) + sizes, sizes)
-            self._owner_of[starts + np.arange(int(sizes.sum()))] = np.repeat(
-                pri * len(self.locks) + row_index, sizes)
+            batch_install.fill_owners(self._owner_of, lo, hi, pri * len(self.locks) + row_index)
         actions: list[Action] = []
         for i in row_index[held > 0].tolist():
             actions += self._notify(i)
         return actions
 
-    def _write_regions(self, pri: np.ndarray, row_index: np.ndarray, lo: np.ndarray,
-                       hi: np.ndarray, held: np.ndarray) -> None:
-        """Each row's fresh region: in place when the rows are one class's consecutive lock
-        rows (a one-class plan on an empty switch), else through a block of rows."""
-        rows = _as_slice(row_index) if (pri == pri[0]).all() else None
-        if isinstance(rows, slice):
-            region = self.regions[int(pri[0]), rows]
-            region[:] = 0
-        else:
-            region = np.zeros((len(pri), N_REGION_COLS), dtype=np.int64)
-        region[:, R_LEFT] = region[:, R_HEAD] = region[:, R_TAIL] = lo
-        region[:, R_RIGHT] = hi
-        region[:, R_SERVER_HELD] = region[:, R_PEAK] = held
-        if not isinstance(rows, slice):
-            # Each row as one 80-byte record: a 2-D row scatter copies its ten values one by
-            # one (TPC-C's two-class plan, 32K rows: 0.5 ms of a cached setup against 0.2).
-            records = np.dtype((np.void, region.strides[0]))
-            np.put(self.regions.reshape(-1, N_REGION_COLS).view(records),
-                   pri * self.regions.shape[1] + row_index, region.view(records))
-
     def lock_indices(self, lock_ids: np.ndarray) -> np.ndarray:
         """:meth:`lock_index` of each lock id (int64, -1 = not in the switch)."""
         ids = np.asarray(lock_ids, dtype=np.int64)
-        return self._batch_indices(ids.reshape(-1))[0].reshape(ids.shape)
-
-    def _batch_indices(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each id's index (-1 when not resident); which rows are the first occurrence of a
-        lock not yet resident (those get fresh indices, in row order); and each row's first
-        occurrence of its lock. Only rows below ``ctl[C_LOCK_ROWS]`` can hold a lock; ids in
-        order (a plan's) need no sort, nor does an empty switch a search."""
-        index = np.full(len(ids), -1, dtype=np.int64)
-        if self._n_free < len(self.locks):
-            resident = self.locks[:int(self.ctl[C_LOCK_ROWS]), L_LOCK_ID]
-            rows = np.flatnonzero(resident >= 0)
-            order = np.argsort(resident[rows], kind="stable")
-            keys, where = resident[rows][order], rows[order]
-            if len(keys):
-                pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
-                hit = keys[pos] == ids
-                index[hit] = where[pos[hit]]
-        if len(ids) > 1 and (ids[1:] >= ids[:-1]).all():
-            starts = np.empty(len(ids), dtype=bool)
-            starts[0] = True
-            np.not_equal(ids[1:], ids[:-1], out=starts[1:])
-            first_row = np.maximum.accumulate(np.where(starts, np.arange(len(ids)), 0))
-            return index, starts & (index < 0), first_row
-        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-        fresh = np.zeros(len(ids), dtype=bool)
-        fresh[first] = True
-        return index, fresh & (index < 0), first[inverse.reshape(-1)]
-
-    def _plainly_valid(self, ids: np.ndarray, pri: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                       held: np.ndarray) -> bool:
-        """True when every row can be installed, shown without sorting: the switch is empty,
-        the rows are in (lock, class) order (no class twice for a lock) and each class's
-        regions come in slot order without touching (a plan's entries). False says nothing:
-        :meth:`_check_batch` then checks every row, which took 1.1-1.3 ms (sorts, and a
-        cumulative sum over every slot) for a TPC-C plan's 32K entries in a cached run's
-        setup of 7-10 ms (issue 32)."""
-        classes = self.geometry.priorities
-        ranges = self.geometry.priority_ranges
-        if (self._n_free < len(self.locks) or len(ids) > self._n_free
-                or any(ranges[c][1] >= ranges[c + 1][0] for c in range(classes - 1))
-                or pri.min() < 0 or pri.max() >= classes or ids.min() < 0 or held.min() < 0):
-            return False
-        key = ids * classes + pri if classes > 1 else ids
-        if not (key[1:] > key[:-1]).all():
-            return False
-        bounds = np.array(ranges, dtype=np.int64)
-        first, last = bounds[0] if classes == 1 else (bounds[:, 0].take(pri),
-                                                      bounds[:, 1].take(pri))
-        if not ((first <= lo) & (lo <= hi) & (hi <= last)).all():
-            return False
-        for c in range(classes):
-            mine = np.flatnonzero(pri == c) if classes > 1 else None
-            left, right = (lo, hi) if mine is None else (lo.take(mine), hi.take(mine))
-            if not (left[1:] > right[:-1]).all():
-                return False
-        return True
-
-    def _check_batch(self, ids: np.ndarray, pri: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                     held: np.ndarray, index: np.ndarray, fresh: np.ndarray) -> None:
-        """Raise install's error for the first row (batch order) that cannot be installed."""
-        classes = self.geometry.priorities
-        bad_priority = (pri < 0) | (pri >= classes)
-        safe_pri = np.clip(pri, 0, classes - 1)
-        ranges = np.array(self.geometry.priority_ranges, dtype=np.int64)
-        first, last = ranges[safe_pri, 0], ranges[safe_pri, 1]
-        outside = ~((first <= lo) & (lo <= hi) & (hi <= last))
-        key = ids * classes + safe_pri
-        _, once = np.unique(key, return_index=True)
-        repeated = np.ones(len(ids), dtype=bool)
-        repeated[once] = False
-        has_region = repeated.copy()
-        mapped = index >= 0
-        has_region[mapped] |= self.regions[safe_pri[mapped], index[mapped], R_LEFT] >= 0
-        full = fresh & (np.cumsum(fresh) > self._n_free)
-        used = np.concatenate([[0], np.cumsum(self._owner != -1)])
-        top = len(self._owner)
-        a, b = np.clip(lo, 0, top), np.clip(hi + 1, 0, top)
-        overlap = (used[np.maximum(b, a)] - used[a]) > 0
-        inside = np.flatnonzero(~outside)
-        by_left = inside[np.argsort(lo[inside], kind="stable")]
-        reach = np.maximum.accumulate(hi[by_left]) if len(by_left) else by_left
-        overlap[by_left[1:]] |= lo[by_left[1:]] <= reach[:-1]
-        checks = [bad_priority, ids < 0, held < 0, has_region, full, outside, overlap]
-        bad = np.logical_or.reduce(checks)
-        if not bad.any():
-            return
-        row = int(np.argmax(bad))
-        lock, c, left, right = int(ids[row]), int(pri[row]), int(lo[row]), int(hi[row])
-        messages = [
-            f"priority: must be in 0..{classes - 1}, got {c}",
-            f"lock_id: must be >= 0, got {lock}",
-            f"server_held: must be >= 0, got {int(held[row])}",
-            f"already has a region in class {c}",
-            "the lock table is full",
-            f"region [{left}, {right}]: must lie within class {c}'s slots "
-            f"[{int(first[row])}, {int(last[row])}]",
-            f"region [{left}, {right}]: overlaps another lock's region"]
-        which = next(k for k, check in enumerate(checks) if check[row])
-        raise ControlPlaneError(f"lock {lock} (batch row {row}): {messages[which]}")
+        empty = self._n_free == len(self.locks)
+        return batch_install.batch_indices(self.locks, self.ctl, ids.reshape(-1),
+                                           empty)[0].reshape(ids.shape)
 
     def remove(self, lock_id: int) -> None:
         """Drop a drained lock from the switch (its server takes over its buffered requests)."""
@@ -544,12 +430,9 @@ class SwitchDataPlane(SwitchCounters):
             ids = self.locks[:int(self.ctl[C_LOCK_ROWS]), L_LOCK_ID]
             bits = self.locks[:len(ids), L_CLASSES, None] >> np.arange(self.geometry.priorities)
             i, c = np.nonzero((ids >= 0)[:, None] & (bits & 1 == 1))
-            lo, hi = self.regions[c, i, R_LEFT], self.regions[c, i, R_RIGHT]
-            sizes = hi - lo + 1
-            starts = np.repeat(lo - np.cumsum(sizes) + sizes, sizes)
             self._owner_of = np.full(self.geometry.total_slots, -1, dtype=np.int64)
-            self._owner_of[starts + np.arange(int(sizes.sum()))] = np.repeat(
-                c * len(self.locks) + i, sizes)
+            batch_install.fill_owners(self._owner_of, self.regions[c, i, R_LEFT],
+                                      self.regions[c, i, R_RIGHT], c * len(self.locks) + i)
         return self._owner_of
 
     def _rebuild_table(self) -> None:
@@ -594,11 +477,3 @@ class SwitchDataPlane(SwitchCounters):
         return self._actions(None, kernels.notify_idle(self.locks, self.regions, self.ctl,
                                                        self.trace, self.out, i))
 
-
-def _as_slice(rows: np.ndarray) -> slice | np.ndarray:
-    """``rows`` as a slice when they are consecutive and ascending (a plain view, written in
-    place), else as they are."""
-    if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and (
-            len(rows) < 2 or bool((rows[1:] - rows[:-1] == 1).all())):
-        return slice(int(rows[0]), int(rows[-1]) + 1)
-    return rows

@@ -60,10 +60,7 @@ def give_back(geometry: SwitchGeometry, locks: np.ndarray, regions: np.ndarray,
               slots: np.ndarray, ctl: np.ndarray, dense: np.ndarray) -> None:
     """Keep a gone rack's switch registers (:func:`netlock.dataplane.registers.give_back`) and
     dense lock table for the next rack. The fast engine writes no lock-table rows: its
-    switch takes its plan before the run and keeps it. Copy-on-write register rows
-    (:mod:`netlock.dataplane.blank_pages`) are not kept: a switch that is written (the only
-    kind that takes spares) would pay a copied page where writing one afresh costs less."""
-    if all(array.base is None for array in (locks, regions, slots)):
-        registers.give_back(geometry, locks, regions, slots, ctl)
+    switch takes its plan before the run and keeps it."""
+    registers.give_back(geometry, locks, regions, slots, ctl)
     ids = locks[:int(ctl[C_LOCK_ROWS]), L_LOCK_ID]
     SPARES.give_back(len(dense), (dense,), ids[(ids >= 0) & (ids < len(dense))])

@@ -1,11 +1,14 @@
-"""Register rows of gone switches kept for the next written switch (issue 32): taken only
-when nothing else refers to them, and cleared to exactly a fresh switch's state."""
+"""Register rows of gone switches kept for the next switch (issue 32): taken only when nothing
+else refers to them and clearing them is worth it, and cleared to exactly a fresh switch's state."""
 
 from __future__ import annotations
 
-import numpy as np
+import os
 
-from netlock.dataplane import registers
+import numpy as np
+import pytest
+
+from netlock.dataplane import blank_pages, registers
 from netlock.dataplane.registers import C_LOCK_ROWS, give_back, new_state
 from netlock.dataplane.spares import Spares
 from netlock.dataplane.switch import SwitchDataPlane
@@ -37,6 +40,17 @@ def test_only_the_newest_sets_are_kept() -> None:
         spares.give_back(k, (np.zeros(4),), k)
     assert spares.take(0) is None
     assert spares.take(1) is not None and spares.take(2) is not None
+
+
+def test_the_highest_ranked_set_is_taken() -> None:
+    spares = Spares(kept=3)
+    for k in range(3):
+        spares.give_back("k", (np.zeros(4),), k)
+    def rank(note: object) -> object:
+        return None if note == 2 else note
+    assert spares.take("k", rank)[1] == 1
+    assert spares.take("k", rank)[1] == 0
+    assert spares.take("k", rank) is None and spares.take("k")[1] == 2
 
 
 def _used_switch() -> SwitchDataPlane:
@@ -75,6 +89,64 @@ def test_switches_that_are_not_written_take_no_spares() -> None:
     del dp
     assert _address(SwitchDataPlane(GEOMETRY).regions) != regions
     assert _address(SwitchDataPlane(GEOMETRY, locks_expected=PLAN_LOCKS).regions) == regions
+
+
+def test_a_smaller_plan_takes_a_spare_only_when_clearing_it_is_cheap() -> None:
+    """Below WRITTEN_SHARE a switch takes a spare whose used rows and slots cost at most
+    CLEAR_PER_COPIED_BYTE times its own locks' rows to clear, and starts from a fresh
+    switch's state; a spare that used far more is left for a larger plan."""
+    small = PLAN_LOCKS // 4
+    assert small < registers.WRITTEN_SHARE * GEOMETRY.total_slots
+    registers.SPARES.clear()
+    fresh = {k: v.copy() for k, v in new_state(GEOMETRY, 64, 0, small).items()}
+    dp = _used_switch()
+    give_back(GEOMETRY, dp.locks, dp.regions, dp.slots, dp.ctl)
+    regions = _address(dp.regions)
+    del dp
+    assert _address(new_state(GEOMETRY, 64, 0, small)["regions"]) != regions, "too dear"
+    few = SwitchDataPlane(GEOMETRY, locks_expected=PLAN_LOCKS)
+    few.install_many(np.arange(small), 0, np.arange(small), np.arange(small))
+    few_regions = _address(few.regions)
+    give_back(GEOMETRY, few.locks, few.regions, few.slots, few.ctl)
+    del few
+    state = new_state(GEOMETRY, 64, 0, small)
+    assert _address(state["regions"]) == few_regions, "cheap to clear"
+    for name, array in fresh.items():
+        np.testing.assert_array_equal(state[name], array)
+
+
+def test_a_mapped_switch_is_taken_only_by_one_that_would_not_be_written() -> None:
+    """Copy-on-write rows come back too (their used pages are the process's by then); a
+    switch whose rows would be written afresh does not take them (it would copy most of its
+    pages on first write), a smaller one does, and starts from a fresh switch's state."""
+    if not hasattr(os, "memfd_create"):
+        pytest.skip("copy-on-write copies need in-memory files (Linux)")
+    big = SwitchGeometry.uniform(40_000, priorities=2)
+    small = PLAN_LOCKS // 4
+    registers.SPARES.clear()
+    fresh = {k: v.copy() for k, v in new_state(big, 64, 0, small).items()}
+    mapped = SwitchDataPlane(big)
+    for _ in range(blank_pages.TEMPLATE_AFTER + 1):
+        mapped = SwitchDataPlane(big)
+    assert mapped.regions.base is not None, "a copy-on-write copy (on Linux)"
+    mapped.install_many(np.arange(small), 0, np.arange(small), np.arange(small))
+    regions = _address(mapped.regions)
+    give_back(big, mapped.locks, mapped.regions, mapped.slots, mapped.ctl)
+    del mapped
+    assert _address(new_state(big, 64, 0, big.total_slots // 4)["regions"]) != regions
+    state = new_state(big, 64, 0, small)
+    assert _address(state["regions"]) == regions
+    for name, array in fresh.items():
+        np.testing.assert_array_equal(state[name], array)
+
+
+def test_slots_outside_every_region_are_not_cleared() -> None:
+    """A gone switch's slots from its regions' last on were never written, so they are left."""
+    dp = _used_switch()
+    used = registers.Used(int(dp.ctl[C_LOCK_ROWS]), PLAN_LOCKS, mapped=False)
+    dp.slots[PLAN_LOCKS:, 0] = 7
+    registers.clear_state(dp.locks, dp.regions, dp.slots, used.rows, used.slots)
+    assert (dp.slots[PLAN_LOCKS:, 0] == 7).all() and not dp.slots[:PLAN_LOCKS, 0].any()
 
 
 def _address(array: np.ndarray) -> int:

@@ -194,3 +194,38 @@ def test_the_least_recently_used_entries_go_first(tmp_path):
     os.utime(tmp_path / "0.pickle", (2000, 2000))
     plan_cache.prune(tmp_path, 250)
     assert sorted(p.name for p in tmp_path.glob("*.pickle")) == ["0.pickle", "3.pickle"]
+
+
+def test_a_configs_inputs_are_kept_for_it_alone():
+    """The config's part of the key is made once per config object: the key stays what the
+    config's fields make, another config (even an equal one) has its own, and the kept
+    text goes with its config."""
+    cfg = small()
+    first = plan_cache.plan_key(cfg, "fast")
+    assert plan_cache.plan_key(cfg, "fast") == first == \
+        plan_cache.key_of(plan_cache.plan_inputs(cfg.to_dict()), "fast", {})
+    assert plan_cache.plan_key(cfg, "simpy") != first
+    for other in (small(switch__slots=60), small(sim__seed=2), small(workload__zipf=0.5)):
+        assert plan_cache.plan_key(other, "fast") != first
+    assert plan_cache.plan_key(small(sim__duration_s=0.002), "fast") == first
+    kept = len(plan_cache._inputs_of)
+    del cfg
+    assert len(plan_cache._inputs_of) < kept
+
+
+def test_an_entry_is_read_again_only_when_its_file_changed(cache):
+    """A process keeps the entries it read and gives them again while their file is the
+    same; an entry written anew, changed in place or removed is read (or missed) again."""
+    plan_cache.store("k", {"plan": 1})
+    first = plan_cache.load("k")
+    assert first == {"plan": 1} and plan_cache.load("k") is first
+    plan_cache.store("k", {"plan": 2})
+    assert plan_cache.load("k") == {"plan": 2}
+    (cache / "k.pickle").write_bytes(pickle.dumps({"plan": 3}))
+    assert plan_cache.load("k") == {"plan": 3}
+    (cache / "k.pickle").write_bytes(b"damaged")
+    assert plan_cache.load("k") is None and not (cache / "k.pickle").exists()
+    plan_cache.store("k", {"plan": 4})
+    assert plan_cache.load("k") == {"plan": 4}
+    (cache / "k.pickle").unlink()
+    assert plan_cache.load("k") is None
