@@ -127,11 +127,13 @@ def propose(trace: Trace, geometry: SwitchGeometry, options: PlanOptions, target
 
 
 def predicted_total_rps(trace: Trace, options: PlanOptions, report: PlanReport,
-                        servers: int) -> float:
-    """The model's total (requests/s) for ``report``'s allocation with ``servers`` lock
-    servers, by the rate model its plan used (``netlock servers`` beside its simulations)."""
+                        counts: list[int]) -> dict[int, float]:
+    """The model's total (requests/s) for ``report``'s allocation with each of ``counts``
+    lock servers, by the rate model its plan used (``netlock servers`` beside its
+    simulations)."""
     sample = TxnSample.of(trace.lock_id // options.coarse_group, trace.mode, trace.txn)
-    return _predicted(trace, options, sample, _slots_per_lock(sample, report), servers)[1][1]
+    per_lock = _slots_per_lock(sample, report)
+    return {n: _predicted(trace, options, sample, per_lock, n)[1][1] for n in counts}
 
 
 def _predicted(trace: Trace, options: PlanOptions, sample: TxnSample, per_lock: np.ndarray,

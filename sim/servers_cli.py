@@ -116,7 +116,7 @@ def servers_command(
             return float(runs[count]["sim_total_rps"])
 
         needed = settle_servers(simulated, proposed, gain, max_servers)
-    rows = _rows(runs, gain, lambda n: predicted_total_rps(data, options, report, n))
+    rows = _rows(runs, gain, predicted_total_rps(data, options, report, sorted(runs)))
     broken = [r for r in rows if r["violations"] or r["stalled"]]
     if out is not None and not broken:
         from netlock.plan_io import save_plan
@@ -160,7 +160,7 @@ def _simulate(base: Config, report: Any, counts: list[int], workers: int | None,
 
 
 def _rows(runs: dict[int, dict[str, Any]], gain: float,
-          predicted: Callable[[int], float]) -> list[dict[str, Any]]:
+          predicted: dict[int, float]) -> list[dict[str, Any]]:
     """Per simulated count: the model's total (``predicted``, rps), the simulation, the
     simulated gain over a server fewer and whether one more adds less than ``gain`` (None
     where the neighbour was not simulated)."""
@@ -169,7 +169,7 @@ def _rows(runs: dict[int, dict[str, Any]], gain: float,
     rows = []
     for n in sorted(runs):
         rate, before, after = (runs.get(m, {}).get("sim_total_rps") for m in (n, n - 1, n + 1))
-        rows.append({"servers": n, "pred_total_rps": predicted(n), **runs[n],
+        rows.append({"servers": n, "pred_total_rps": predicted[n], **runs[n],
                      "sim_gain": rate / before - 1 if before else None,
                      "meets_rule": adds_little(rate, after, gain) if after is not None
                      else None})
